@@ -1,0 +1,94 @@
+"""The ASGI application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+
+from cloudadmin import __version__
+from cloudadmin.config import Settings, get_settings
+from cloudadmin.db.engine import create_engine, create_sessionmaker
+from cloudadmin.errors import ApiError, ServiceUnavailable
+from cloudadmin.iam.activity_log.endpoints import router as activity_log_router
+from cloudadmin.iam.sellers.endpoints import router as sellers_router
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.context import RequestContextMiddleware
+from cloudadmin.web.error_render import render, render_exception
+from cloudadmin.web.openapi import add_error_schema
+
+API_ROUTERS = [sellers_router, activity_log_router]
+
+health = APIRouter(tags=["Health"])
+
+
+@health.get("/healthz", summary="The process is up", include_in_schema=True)
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@health.get("/readyz", summary="The database answers")
+async def readyz(request: Request) -> Any:
+    try:
+        async with request.app.state.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception:
+        return render(request, ServiceUnavailable("The database is unreachable."))
+    return {"status": "ready"}
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await app.state.engine.dispose()
+
+    app = FastAPI(
+        title="cloudadmin",
+        version=__version__,
+        description="Account, Billing and Cloud Administration API.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = create_engine(settings)
+    app.state.sessionmaker = create_sessionmaker(app.state.engine)
+    app.state.secret_box = SecretBox(settings.resolved_secret_key())
+
+    app.include_router(health)
+    for router in API_ROUTERS:
+        app.include_router(router)
+
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        return render_exception(request, exc)
+
+    app.add_exception_handler(ApiError, handle)
+    app.add_exception_handler(RequestValidationError, handle)
+    app.add_exception_handler(StarletteHTTPException, handle)
+    app.add_exception_handler(Exception, handle)
+    app.add_middleware(
+        RequestContextMiddleware,
+        json_limit=settings.max_json_body_bytes,
+        upload_limit=settings.max_upload_body_bytes,
+    )
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = add_error_schema(schema)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,54 @@
+"""Who is calling: the user behind an API key, its account and its role.
+
+Plain values only, no ORM objects: the caller outlives the request's transaction
+(the activity log is written after a rollback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from cloudadmin.db.models.accounts import ADMINISTRATORS
+
+
+class CallerKind(StrEnum):
+    operator = "operator"
+    reseller = "reseller"
+    client_admin = "client_admin"
+    member = "member"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    user_id: int
+    user_email: str
+    superuser: bool
+    group_ids: frozenset[int]
+    key_id: int
+    account_id: int
+    account_type: str
+    account_reseller_id: int | None
+    account_company_name: str
+
+    @property
+    def kind(self) -> CallerKind:
+        if self.superuser:
+            return CallerKind.operator
+        if self.account_type == "reseller":
+            return CallerKind.reseller
+        if ADMINISTRATORS in self.group_ids:
+            return CallerKind.client_admin
+        return CallerKind.member
+
+    @property
+    def is_operator(self) -> bool:
+        return self.superuser
+
+    @property
+    def is_reseller(self) -> bool:
+        return self.kind is CallerKind.reseller
+
+    @property
+    def is_member(self) -> bool:
+        return self.kind is CallerKind.member

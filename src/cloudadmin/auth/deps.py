@@ -1,0 +1,42 @@
+"""FastAPI dependencies: the request's session and its caller."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.apikey import parse_authorization
+from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.service import authenticate
+
+# Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
+_api_key_header = APIKeyHeader(
+    name="Authorization",
+    scheme_name="APIKey",
+    description="`apikey <id>_<secret>`",
+    auto_error=False,
+)
+
+
+def get_session(request: Request) -> AsyncSession:
+    """The session of the request's one transaction (opened by ApiRoute)."""
+    return request.state.session  # type: ignore[no-any-return]
+
+
+Session = Annotated[AsyncSession, Depends(get_session)]
+
+
+async def get_caller(
+    request: Request,
+    session: Session,
+    authorization: Annotated[str | None, Depends(_api_key_header)] = None,
+) -> Caller:
+    caller = await authenticate(session, parse_authorization(authorization))
+    request.state.caller = caller
+    return caller
+
+
+CurrentCaller = Annotated[Caller, Depends(get_caller)]

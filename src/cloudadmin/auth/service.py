@@ -1,0 +1,47 @@
+"""Resolving a presented API key to a Caller."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.apikey import PresentedKey
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models import ApiKey, Client, User
+from cloudadmin.db.types import utcnow
+from cloudadmin.errors import TokenNotValid
+from cloudadmin.kit.crypto import secret_matches
+
+INVALID = "Given token not valid."
+
+
+async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller:
+    """Look the key up by id, then compare a hash of its secret in constant time."""
+    row = (
+        await session.execute(
+            select(ApiKey, User, Client)
+            .join(User, User.id == ApiKey.user_id)
+            .join(Client, Client.id == User.client_id)
+            .where(ApiKey.id == presented.key_id)
+        )
+    ).first()
+    if row is None:
+        raise TokenNotValid(INVALID)
+    key, user, account = row.tuple()
+    if not secret_matches(key.id, presented.secret, key.secret_hash):
+        raise TokenNotValid(INVALID)
+    if key.revoked or (key.expires_at is not None and key.expires_at <= utcnow()):
+        raise TokenNotValid(INVALID)
+    if user.deleted or not user.is_active or account.deleted:
+        raise TokenNotValid(INVALID)
+    return Caller(
+        user_id=user.id,
+        user_email=user.email,
+        superuser=user.superuser,
+        group_ids=frozenset(user.group_ids),
+        key_id=key.id,
+        account_id=account.id,
+        account_type=account.client_type,
+        account_reseller_id=account.reseller_id,
+        account_company_name=account.company_name,
+    )

@@ -1,0 +1,86 @@
+"""The one settings object. Nothing else in the code reads the environment."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "cloudadmin"
+
+
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class Settings(BaseSettings):
+    """Typed configuration, read from ``CLOUDADMIN_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="CLOUDADMIN_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    database_url: str | None = None
+    secret_key: SecretStr | None = None
+    log_level: str = "INFO"
+    log_format: LogFormat = LogFormat.text
+    max_json_body_bytes: int = 1024 * 1024
+    max_upload_body_bytes: int = 6 * 1024 * 1024
+    db_pool_size: int = 10
+    # Extra fields accepted by `cloudadmin load` beyond the contract: none by default.
+
+    @property
+    def effective_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.data_dir / 'cloudadmin.db'}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.effective_database_url.startswith("sqlite")
+
+    @property
+    def uses_embedded_default(self) -> bool:
+        return self.database_url is None
+
+    def ensure_data_dir(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+
+    def resolved_secret_key(self) -> str:
+        """The key that encrypts stored secrets.
+
+        Production (any configured database) must set ``CLOUDADMIN_SECRET_KEY``; the
+        embedded default generates one once and keeps it beside the database file,
+        readable by the owner only, so a newcomer needs no configuration.
+        """
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        if not self.uses_embedded_default:
+            raise RuntimeError(
+                "CLOUDADMIN_SECRET_KEY must be set when CLOUDADMIN_DATABASE_URL is set"
+            )
+        self.ensure_data_dir()
+        path = self.data_dir / "secret.key"
+        if not path.exists():
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another process created it first
+                pass
+            else:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(secrets.token_urlsafe(48))
+        return path.read_text().strip()
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

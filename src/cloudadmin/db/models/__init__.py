@@ -1,0 +1,35 @@
+"""All models, imported here so that Base.metadata knows every table."""
+
+from cloudadmin.db.models.accounts import GROUPS, ApiKey, Client, Group, User, user_groups
+from cloudadmin.db.models.activity import ActivityLogEntry
+from cloudadmin.db.models.billing import Addendum
+from cloudadmin.db.models.cloud import (
+    AmqpSubscription,
+    LifecyclePolicy,
+    Listener,
+    PriceCatalogue,
+    Project,
+    Region,
+)
+from cloudadmin.db.models.reselling import Branding, NotificationSetting
+from cloudadmin.db.models.sellers import Seller
+
+__all__ = [
+    "GROUPS",
+    "ActivityLogEntry",
+    "Addendum",
+    "AmqpSubscription",
+    "ApiKey",
+    "Branding",
+    "Client",
+    "Group",
+    "LifecyclePolicy",
+    "Listener",
+    "NotificationSetting",
+    "PriceCatalogue",
+    "Project",
+    "Region",
+    "Seller",
+    "User",
+    "user_groups",
+]

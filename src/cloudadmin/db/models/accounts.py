@@ -1,0 +1,122 @@
+"""Accounts (clients), their users, groups and API keys."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, Column, Integer, String, Table, Text, func
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from cloudadmin.db.base import Base
+from cloudadmin.db.models._fk import fk
+from cloudadmin.db.types import JSONType, UTCDateTime, utcnow
+
+# The fixed groups of the real system: id -> name.
+GROUPS: dict[int, str] = {
+    1: "Administrators",
+    2: "Users",
+    5: "Engineers",
+    3009: "Purge and Prefetch only (API+Web)",
+    3022: "Purge and Prefetch only (API)",
+}
+ADMINISTRATORS = 1
+ENGINEERS = 5
+
+
+class Group(Base):
+    __tablename__ = "groups"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String(150), unique=True)
+
+
+user_groups = Table(
+    "user_groups",
+    Base.metadata,
+    Column("user_id", Integer, fk("users.id", ondelete="CASCADE"), primary_key=True),
+    Column("group_id", Integer, fk("groups.id"), primary_key=True),
+)
+
+
+class Client(Base):
+    """An account: common client, reseller or sales."""
+
+    __tablename__ = "clients"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(254))
+    name: Mapped[str | None] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(20), default="active")
+    company_name: Mapped[str] = mapped_column(String(255))
+    capabilities: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    service_statuses: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    paid_features: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    free_features: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    entry_base_domain: Mapped[str | None] = mapped_column(String(255))
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    bill_type: Mapped[str] = mapped_column(String(50), default="postpaid")
+    is_test: Mapped[bool] = mapped_column(Boolean, default=False)
+    phone: Mapped[str | None] = mapped_column(String(50))
+    website: Mapped[str | None] = mapped_column(String(255))
+    signup_process: Mapped[str | None] = mapped_column(String(20))
+    custom_id: Mapped[str | None] = mapped_column(String(255))
+    country_code: Mapped[str | None] = mapped_column(String(2))
+    seller_id: Mapped[int | None] = mapped_column(
+        Integer, fk("sellers.id", ondelete="SET NULL", use_alter=True), index=True
+    )
+    reseller_id: Mapped[int | None] = mapped_column(Integer, fk("clients.id"), index=True)
+    client_type: Mapped[str] = mapped_column(String(20), default="common")
+    owner: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    @property
+    def is_reseller(self) -> bool:
+        return self.client_type == "reseller"
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(254))
+    name: Mapped[str | None] = mapped_column(String(255))
+    lang: Mapped[str] = mapped_column(String(2), default="en")
+    phone: Mapped[str | None] = mapped_column(String(50))
+    company: Mapped[str | None] = mapped_column(String(255))
+    client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), index=True)
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    activated: Mapped[bool] = mapped_column(Boolean, default=True)
+    sso_auth: Mapped[bool] = mapped_column(Boolean, default=False)
+    two_fa: Mapped[bool] = mapped_column(Boolean, default=False)
+    auth_types: Mapped[list[str]] = mapped_column(JSONType, default=lambda: ["password"])
+    user_type: Mapped[str] = mapped_column(String(20), default="common")
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    superuser: Mapped[bool] = mapped_column(Boolean, default=False)
+    password_hash: Mapped[str | None] = mapped_column(Text)
+    date_joined: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    client: Mapped[Client] = relationship(lazy="raise")
+    groups: Mapped[list[Group]] = relationship(
+        secondary=user_groups, lazy="selectin", order_by=Group.id
+    )
+
+    @property
+    def group_ids(self) -> set[int]:
+        return {g.id for g in self.groups}
+
+
+class ApiKey(Base):
+    """An API key; only a hash of its secret is stored."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer, fk("users.id"), index=True)
+    name: Mapped[str | None] = mapped_column(String(255))
+    secret_hash: Mapped[str] = mapped_column(String(128))
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.current_timestamp()
+    )

@@ -1,0 +1,48 @@
+"""Column types that behave the same on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, Integer, TypeDecorator
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+
+# SQLite only makes "INTEGER PRIMARY KEY" an auto-incrementing rowid alias.
+BigIntId = BigInteger().with_variant(Integer(), "sqlite")
+
+# JSONB on PostgreSQL (indexable, compact), JSON text on SQLite.
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes in, timezone-aware UTC datetimes out.
+
+    SQLite has no time zone type; values are stored as naive UTC and given their
+    zone back on the way out, so code never sees a naive datetime.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,78 @@
+"""Queries of the activity log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.models import ActivityLogEntry
+
+
+@dataclass(frozen=True, slots=True)
+class LogFilter:
+    method: str | None = None
+    path: str | None = None
+    status_code: str | None = None
+    remote_ip_address: str | None = None
+    user_id: int | None = None
+    token_id: int | None = None
+    client_id: int | None = None
+    min_requested_at: datetime | None = None
+    max_requested_at: datetime | None = None
+
+    def conditions(self) -> list[ColumnElement[bool]]:
+        t = ActivityLogEntry
+        out: list[ColumnElement[bool]] = []
+        if self.method:
+            out.append(t.method == self.method.upper())
+        if self.path:
+            out.append(t.path == self.path)
+        if self.status_code:
+            # "4" -> 400..499, "40" -> 400..409, "404" -> 404: a range keeps it indexable.
+            digits = len(self.status_code)
+            low = int(self.status_code) * 10 ** (3 - digits)
+            out.append(t.status_code.between(low, low + 10 ** (3 - digits) - 1))
+        if self.remote_ip_address:
+            out.append(t.remote_ip_address == self.remote_ip_address)
+        if self.user_id is not None:
+            out.append(t.user_id == self.user_id)
+        if self.token_id is not None:
+            out.append(t.token_id == self.token_id)
+        if self.client_id is not None:
+            out.append(t.client_id == self.client_id)
+        if self.min_requested_at is not None:
+            out.append(t.requested_at >= self.min_requested_at)
+        if self.max_requested_at is not None:
+            out.append(t.requested_at <= self.max_requested_at)
+        return out
+
+
+def _filtered(scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> Select[tuple[int]]:
+    return select(ActivityLogEntry.id).where(*scope, *flt.conditions())
+
+
+async def count(session: AsyncSession, scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> int:
+    stmt = select(func.count()).select_from(_filtered(scope, flt).subquery())
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def page(
+    session: AsyncSession,
+    scope: Sequence[ColumnElement[bool]],
+    flt: LogFilter,
+    *,
+    limit: int,
+    offset: int,
+) -> Sequence[ActivityLogEntry]:
+    stmt = (
+        select(ActivityLogEntry)
+        .where(*scope, *flt.conditions())
+        .order_by(ActivityLogEntry.id.desc())  # ids grow with time: newest first
+        .limit(limit)
+        .offset(offset)
+    )
+    return (await session.execute(stmt)).scalars().all()

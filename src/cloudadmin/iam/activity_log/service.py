@@ -1,0 +1,56 @@
+"""Activity log listing, scoped per access.md."""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import URL
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.iam.activity_log import repository
+from cloudadmin.iam.activity_log.repository import LogFilter
+from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
+from cloudadmin.kit.pagination import page_links
+from cloudadmin.kit.timeparse import isoformat_z
+
+
+def _scope(caller: Caller) -> list[ColumnElement[bool]]:
+    """Operators see every account's log; everyone else the requests on their own
+    account; client members only their own requests."""
+    t = ActivityLogEntry
+    if caller.is_operator:
+        return []
+    if caller.is_member:
+        return [t.client_id == caller.account_id, t.user_id == caller.user_id]
+    return [t.client_id == caller.account_id]
+
+
+def _record(e: ActivityLogEntry) -> ActivityLogRecord:
+    return ActivityLogRecord(
+        id=e.id,
+        actions=e.actions,
+        data=e.data,
+        user_email=e.user_email,
+        client=e.client_id,
+        token=e.token_id or 0,
+        requested_at=isoformat_z(e.requested_at),
+        path=e.path,
+        remote_ip_address=e.remote_ip_address,
+        host=e.host,
+        method=e.method,
+        query_params=e.query_params,
+        status_code=e.status_code,
+        reverted=e.reverted,
+        user=e.user_id,
+    )
+
+
+async def list_requests(
+    session: AsyncSession, caller: Caller, flt: LogFilter, *, limit: int, offset: int, url: URL
+) -> ActivityLogPage:
+    scope = _scope(caller)
+    total = await repository.count(session, scope, flt)
+    rows = await repository.page(session, scope, flt, limit=limit, offset=offset)
+    nxt, prev = page_links(url, count=total, limit=limit, offset=offset)
+    return ActivityLogPage(count=total, result=[_record(r) for r in rows], next=nxt, previous=prev)

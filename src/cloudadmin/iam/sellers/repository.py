@@ -1,0 +1,37 @@
+"""Seller queries, always from what the caller may see."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models import Client, Seller
+
+
+async def get_visible(
+    session: AsyncSession, caller: Caller, seller_id: int
+) -> tuple[Seller, Client] | None:
+    stmt = (
+        select(Seller, Client)
+        .join(Client, Client.id == Seller.reseller_id)
+        .where(Seller.id == seller_id)
+    )
+    if not caller.is_operator:
+        stmt = stmt.where(Seller.reseller_id == caller.account_id)
+    row = (await session.execute(stmt)).first()
+    return None if row is None else row.tuple()
+
+
+async def email_taken(session: AsyncSession, email: str, *, except_id: int | None = None) -> bool:
+    stmt = select(Seller.id).where(func.lower(Seller.email) == email.lower())
+    if except_id is not None:
+        stmt = stmt.where(Seller.id != except_id)
+    return (await session.execute(stmt.limit(1))).first() is not None
+
+
+async def get_reseller(session: AsyncSession, reseller_id: int) -> Client | None:
+    stmt = select(Client).where(
+        Client.id == reseller_id, Client.client_type == "reseller", Client.deleted.is_(False)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()

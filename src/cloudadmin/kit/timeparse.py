@@ -1,0 +1,39 @@
+"""Parsing of instants given in query strings."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_INSTANT = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def parse_instant(text: str, *, allow_date: bool = False) -> datetime:
+    """ISO 8601 / RFC 3339 instant in UTC (``T`` or a space); naive means UTC.
+
+    With ``allow_date`` a bare date means its midnight UTC. Raises ValueError.
+    """
+    text = text.strip()
+    if allow_date and _DATE.match(text):
+        d = date.fromisoformat(text)
+        return datetime(d.year, d.month, d.day, tzinfo=UTC)
+    if not _INSTANT.match(text):
+        raise ValueError("Enter a valid date/time, e.g. 2025-05-15T12:00:00Z.")
+    value = datetime.fromisoformat(text.replace(" ", "T", 1).replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_date(text: str) -> date:
+    text = text.strip()
+    if not _DATE.match(text):
+        raise ValueError("Enter a valid date, e.g. 2025-05-15.")
+    return date.fromisoformat(text)
+
+
+def isoformat_z(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

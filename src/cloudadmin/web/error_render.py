@@ -1,0 +1,115 @@
+"""The one renderer of error bodies (errors.md)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from cloudadmin.errors import (
+    ApiError,
+    Conflict,
+    InternalError,
+    MethodNotAllowed,
+    NotFound,
+    ParseError,
+    ServiceUnavailable,
+    ValidationError,
+)
+
+log = logging.getLogger("cloudadmin.errors")
+
+
+def request_id_of(request: Request) -> str:
+    return str(getattr(request.state, "request_id", "") or "")
+
+
+def field_map_name(path: str) -> str:
+    """Under /cloud the real system names the field map ``invalid_fields``."""
+    return "invalid_fields" if path.startswith("/cloud") else "errors"
+
+
+def error_body(path: str, error: ApiError, request_id: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "exception_class": error.exception_class,
+        "message": error.message,
+        "request_id": request_id,
+    }
+    if error.fields:
+        body[field_map_name(path)] = error.fields
+    return body
+
+
+def render(request: Request, error: ApiError) -> JSONResponse:
+    return JSONResponse(
+        error_body(request.url.path, error, request_id_of(request)),
+        status_code=error.status_code,
+        headers=error.headers or None,
+    )
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts) if parts else "non_field_errors"
+
+
+def _message(err: dict[str, Any]) -> str:
+    msg = str(err.get("msg", "Invalid value"))
+    msg = msg.removeprefix("Value error, ")
+    return msg if msg.endswith(".") else msg + "."
+
+
+def from_validation_error(exc: RequestValidationError) -> ApiError:
+    fields: dict[str, list[str]] = {}
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            detail = (err.get("ctx") or {}).get("error", "invalid JSON")
+            return ParseError(f"JSON parse error - {detail}")
+        name = _field_name(tuple(err.get("loc", ())))
+        if err.get("type") == "missing" and name == "non_field_errors":
+            name = "body"
+        fields.setdefault(name, []).append(_message(err))
+    return ValidationError(fields=fields)
+
+
+def to_api_error(exc: BaseException) -> ApiError:
+    """Any exception as the typed error that answers it."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, RequestValidationError):
+        return from_validation_error(exc)
+    if isinstance(exc, StarletteHTTPException):
+        headers = dict(exc.headers or {})
+        if exc.status_code == 404:
+            return NotFound()
+        if exc.status_code == 405:
+            return MethodNotAllowed(headers=headers)
+        generic = ApiError(str(exc.detail), headers=headers)
+        generic.status_code = exc.status_code
+        generic.exception_class = "HTTPError"
+        return generic
+    if isinstance(exc, IntegrityError):
+        # A uniqueness race lost to a concurrent writer (checks ran before the write).
+        return Conflict("The change conflicts with existing data.")
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return ServiceUnavailable("The database is unreachable.")
+    if isinstance(exc, (ConnectionError, OSError)):
+        return ServiceUnavailable("The database is unreachable.")
+    return InternalError()
+
+
+def render_exception(request: Request, exc: BaseException) -> JSONResponse:
+    error = to_api_error(exc)
+    if isinstance(error, InternalError) and not isinstance(exc, ApiError):
+        rid = request_id_of(request)
+        log.exception("unhandled error", extra={"request_id": rid}, exc_info=exc)
+        error = InternalError(f"Internal server error. Request id: {rid}.")
+    return render(request, error)

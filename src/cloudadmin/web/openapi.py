@@ -1,0 +1,49 @@
+"""OpenAPI additions: the one error body, 400 instead of 422, security everywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["exception_class", "message", "request_id"],
+    "properties": {
+        "exception_class": {"type": "string", "example": "ValidationError"},
+        "message": {"type": "string"},
+        "request_id": {"type": "string"},
+        "errors": {
+            "type": "object",
+            "description": "Field errors (under /iam and /billing).",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "invalid_fields": {
+            "type": "object",
+            "description": "Field errors (under /cloud).",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+}
+
+_ERRORS = {
+    "400": "Invalid input",
+    "401": "Missing or invalid API key",
+    "403": "The caller's role forbids the operation",
+    "404": "No such resource (or another tenant's)",
+}
+
+
+def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    components = schema.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    components["schemas"].pop("HTTPValidationError", None)
+    components["schemas"].pop("ValidationError", None)
+    ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for path, item in schema.get("paths", {}).items():
+        if path in ("/healthz", "/readyz"):
+            continue
+        for op in item.values():
+            responses = op.setdefault("responses", {})
+            responses.pop("422", None)
+            for code, text in _ERRORS.items():
+                responses.setdefault(code, {"description": text, **ref})
+    return schema

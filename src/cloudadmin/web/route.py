@@ -1,0 +1,96 @@
+"""ApiRoute: the request owns one transaction; every authenticated request is logged."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
+
+from cloudadmin.db.types import utcnow
+from cloudadmin.errors import UnsupportedMediaType
+from cloudadmin.iam.activity_log.recorder import build_entry
+from cloudadmin.web.error_render import render_exception
+
+log = logging.getLogger("cloudadmin.request")
+
+_BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+def _body_kind(route: APIRoute) -> str | None:
+    field = route.body_field
+    if field is None:
+        return None
+    info = field.field_info
+    media = getattr(info, "media_type", "application/json")
+    return "multipart" if media.startswith("multipart/") else "json"
+
+
+def _check_content_type(request: Request, kind: str | None) -> None:
+    if kind is None or request.method not in _BODY_METHODS:
+        return
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "json":
+        # A body without a content type is parsed as JSON, as FastAPI does.
+        if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+            raise UnsupportedMediaType(
+                f"Unsupported media type \"{ctype}\" in request; use application/json."
+            )
+    elif ctype != "multipart/form-data":
+        raise UnsupportedMediaType("Upload must be sent as multipart/form-data.")
+
+
+class ApiRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+        body_kind = _body_kind(self)
+        action = self.name
+
+        async def transactional_handler(request: Request) -> Response:
+            requested_at = utcnow()
+            async with request.app.state.sessionmaker() as session:
+                request.state.session = session
+                try:
+                    _check_content_type(request, body_kind)
+                    response = await handle(request)
+                except Exception as exc:
+                    response = render_exception(request, exc)
+                caller = getattr(request.state, "caller", None)
+                committed = False
+                if response.status_code < 400:
+                    if caller is not None:
+                        # The log row rides in the request's own transaction: one insert.
+                        session.add(
+                            await build_entry(request, caller, action, requested_at,
+                                              response.status_code, reverted=False)
+                        )
+                    try:
+                        await session.commit()
+                        committed = True
+                    except Exception as exc:
+                        response = render_exception(request, exc)
+                if not committed:
+                    await session.rollback()
+                    if caller is not None:
+                        await _log_reverted(request, caller, action, requested_at,
+                                            response.status_code)
+            return response
+
+        return transactional_handler
+
+
+async def _log_reverted(
+    request: Request, caller: Any, action: str, requested_at: Any, status: int
+) -> None:
+    """Record a failed request after its rollback, in a transaction of its own."""
+    try:
+        async with request.app.state.sessionmaker() as session:
+            session.add(
+                await build_entry(request, caller, action, requested_at, status, reverted=True)
+            )
+            await session.commit()
+    except Exception:  # the log must never turn an answer into a 500
+        log.exception("could not write the activity log entry")
