@@ -27,7 +27,7 @@ async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller
     ).first()
     if row is None:
         raise TokenNotValid(INVALID)
-    key, user, account = row.tuple()
+    key, user, account = row
     if not secret_matches(key.id, presented.secret, key.secret_hash):
         raise TokenNotValid(INVALID)
     if key.revoked or (key.expires_at is not None and key.expires_at <= utcnow()):

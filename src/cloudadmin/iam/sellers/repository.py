@@ -20,7 +20,7 @@ async def get_visible(
     if not caller.is_operator:
         stmt = stmt.where(Seller.reseller_id == caller.account_id)
     row = (await session.execute(stmt)).first()
-    return None if row is None else row.tuple()
+    return None if row is None else (row[0], row[1])
 
 
 async def email_taken(session: AsyncSession, email: str, *, except_id: int | None = None) -> bool:
