@@ -16,7 +16,14 @@ config = context.config
 target_metadata = Base.metadata
 
 
+# Several service processes may start at once against one PostgreSQL: one migrates,
+# the others wait for it and then find nothing to do.
+_MIGRATION_LOCK = 0x636C6F7564  # "cloud"
+
+
 def _configure(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -84,6 +84,8 @@ def to_api_error(exc: BaseException) -> ApiError:
     """Any exception as the typed error that answers it."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc.__cause__, ApiError):  # e.g. a body limit hit while FastAPI read it
+        return exc.__cause__
     if isinstance(exc, RequestValidationError):
         return from_validation_error(exc)
     if isinstance(exc, StarletteHTTPException):

@@ -1,0 +1,125 @@
+"""The `cloudadmin` command."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated
+
+import typer
+
+from cloudadmin.config import Settings, get_settings
+
+app = typer.Typer(help="Account, Billing and Cloud Administration API.", no_args_is_help=True)
+apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
+app.add_typer(apikey_app, name="apikey")
+
+
+def _settings() -> Settings:
+    settings = get_settings()
+    if settings.uses_embedded_default:
+        settings.ensure_data_dir()
+    return settings
+
+
+def _migrate(settings: Settings) -> None:
+    from cloudadmin.db.migrate import upgrade
+
+    upgrade(settings.effective_database_url)
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the database schema up to date."""
+    settings = _settings()
+    _migrate(settings)
+    typer.echo(f"schema up to date: {_describe(settings)}")
+
+
+@app.command()
+def load(
+    source: Annotated[str, typer.Argument(help="JSON document to load, or - for stdin.")],
+) -> None:
+    """Load a landscape document (docs/import.md) in one transaction."""
+    from cloudadmin.importer.command import run_load
+
+    settings = _settings()
+    _migrate(settings)
+    raise typer.Exit(run_load(settings, source))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    demo: Annotated[bool, typer.Option(help="Load the demo landscape and print keys.")] = False,
+) -> None:
+    """Migrate the schema, then serve the API."""
+    import uvicorn
+
+    from cloudadmin.logs import log_config
+
+    settings = _settings()
+    typer.echo(f"database: {_describe(settings)}", err=True)
+    settings.resolved_secret_key()  # fail fast (production) or create it once (embedded)
+    _migrate(settings)
+    if demo:
+        _load_demo(settings, host, port)
+    uvicorn.run(
+        "cloudadmin.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=log_config(settings),
+        proxy_headers=True,
+    )
+
+
+def _load_demo(settings: Settings, host: str, port: int) -> None:
+    from cloudadmin.demo.landscape import build_demo
+    from cloudadmin.importer.command import load_into
+
+    document, keys = build_demo()
+    asyncio.run(load_into(settings, document))
+    typer.echo("demo landscape loaded; one API key per kind of caller:")
+    for kind, token in keys.items():
+        typer.echo(f"  {kind:<14} {token}")
+    some = keys.get("reseller") or next(iter(keys.values()))
+    typer.echo(
+        f"try: curl -H 'Authorization: apikey {some}' "
+        f"http://{host}:{port}/iam/activity_log/requests"
+    )
+
+
+@apikey_app.command("create")
+def apikey_create(
+    user: Annotated[int, typer.Option(help="Id of the user the key acts as.")],
+    name: Annotated[str | None, typer.Option(help="A label for the key.")] = None,
+) -> None:
+    """Create an API key; the key is printed once, only its hash is stored."""
+    from cloudadmin.auth.keys import create_key
+
+    settings = _settings()
+    _migrate(settings)
+    try:
+        token = asyncio.run(create_key(settings, user_id=user, name=name))
+    except LookupError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(token)
+
+
+def _describe(settings: Settings) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.effective_database_url).render_as_string(hide_password=True)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,56 @@
+"""Logging set-up: plain text for people, one JSON object per line for machines."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from cloudadmin.config import LogFormat, Settings
+
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        out.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})
+        if record.exc_info:
+            out["exc_info"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """A logging dictConfig shared by the CLI and uvicorn (so its logs match ours)."""
+    formatter: dict[str, Any]
+    if settings.log_format is LogFormat.json:
+        formatter = {"()": "cloudadmin.logs.JsonFormatter"}
+    else:
+        formatter = {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+    level = settings.log_level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"default": formatter},
+        "handlers": {
+            "default": {"class": "logging.StreamHandler", "formatter": "default",
+                        "stream": "ext://sys.stderr"},
+        },
+        "root": {"handlers": ["default"], "level": level},
+        "loggers": {
+            "uvicorn": {"level": level},
+            "uvicorn.access": {"level": level},
+        },
+    }
+
+
+def configure(settings: Settings) -> None:
+    import logging.config
+
+    logging.config.dictConfig(log_config(settings))
