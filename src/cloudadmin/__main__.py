@@ -1,0 +1,3 @@
+from cloudadmin.cli import app
+
+app(prog_name="cloudadmin")

@@ -1,0 +1,72 @@
+"""The SQL that differs between SQLite and PostgreSQL for bulk loading.
+
+Everything else runs unchanged on both; this module is the one place to look
+when a statement must be spelled per database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Table, func, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.sql.dml import Insert
+
+
+def upsert(dialect_name: str, table: Table, columns: Iterable[str]) -> Insert:
+    """``INSERT .. ON CONFLICT (primary key) DO UPDATE`` setting ``columns``.
+
+    Meant for executemany: every row bound to it must carry the same keys. Columns
+    left out of ``columns`` keep their stored value on update and take their
+    default on insert (a ``created_at`` that a document does not give, say).
+    """
+    module: Any = postgresql if dialect_name == "postgresql" else sqlite
+    if dialect_name not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"upsert on {dialect_name}")
+    stmt = module.insert(table)
+    keys = [c.name for c in table.primary_key.columns]
+    updates = {name: stmt.excluded[name] for name in columns if name not in keys}
+    if not updates:
+        return stmt.on_conflict_do_nothing(index_elements=keys)
+    return stmt.on_conflict_do_update(index_elements=keys, set_=updates)
+
+
+def has_sequence(table: Table) -> bool:
+    """Whether new rows of ``table`` get generated integer ids."""
+    column = table.autoincrement_column
+    return column is not None and column.name == "id"
+
+
+async def continue_sequences(
+    conn: AsyncConnection | AsyncSession, tables: Sequence[Table]
+) -> None:
+    """Make ids generated later start above the highest id now stored.
+
+    PostgreSQL sequences do not notice rows inserted with explicit ids, so each
+    one is moved up to ``max(id)`` (never down: a sequence that is already ahead,
+    because rows were deleted, stays where it is). SQLite needs nothing: an
+    ``INTEGER PRIMARY KEY`` without AUTOINCREMENT always takes ``max(rowid) + 1``.
+    """
+    bind = conn.get_bind() if isinstance(conn, AsyncSession) else conn
+    if bind.dialect.name != "postgresql":
+        return
+    for table in tables:
+        if not has_sequence(table):
+            continue
+        seq = (
+            await conn.execute(select(func.pg_get_serial_sequence(table.name, "id")))
+        ).scalar_one_or_none()
+        if seq is None:  # an id column without a sequence (identity columns are not used)
+            continue
+        highest = (await conn.execute(select(func.max(table.c.id)))).scalar_one_or_none()
+        if highest is None:
+            continue
+        # The name comes back quoted and schema-qualified from PostgreSQL itself.
+        last, called = (
+            await conn.execute(text(f"SELECT last_value, is_called FROM {seq}"))
+        ).one()
+        next_value = last + 1 if called else last
+        if highest >= next_value:
+            await conn.execute(select(func.setval(seq, highest, True)))

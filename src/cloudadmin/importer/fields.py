@@ -1,0 +1,136 @@
+"""Value types shared by the import records: ids, e-mails, instants, UUIDs, decimals.
+
+Every failure raises ``PydanticCustomError`` so the message reaches the operator
+as written here, without pydantic's "Value error, " prefix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+# Ids of rows in Integer columns (PostgreSQL int4), and of the BigInteger ones.
+Id = Annotated[int, Field(ge=1, le=INT32_MAX)]
+BigId = Annotated[int, Field(ge=1, le=INT64_MAX)]
+Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
+
+
+def _email(value: str) -> str:
+    try:
+        # Deliverability needs DNS and says nothing about a snapshot; reserved test
+        # domains (.test) are allowed because demo and test documents use them.
+        validate_email(value, check_deliverability=False, test_environment=True)
+    except EmailNotValidError as exc:
+        raise PydanticCustomError("email", "not a valid e-mail address") from exc
+    return value
+
+
+def email(max_length: int = 254) -> Any:
+    return Annotated[str, Field(max_length=max_length), AfterValidator(_email)]
+
+
+Email = email()
+
+_RFC3339 = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def _instant(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise PydanticCustomError("timestamp", "must be an RFC 3339 timestamp string")
+    match = _RFC3339.match(value)
+    if match is None:
+        raise PydanticCustomError(
+            "timestamp", "not an RFC 3339 timestamp with Z or an offset (2025-05-15T12:00:00Z)"
+        )
+    day, clock, fraction, zone = match.groups()
+    # datetime keeps microseconds; finer fractions are cut, not rounded into a carry.
+    fraction = (fraction or "")[:7]
+    zone = "+00:00" if zone in ("Z", "z") else zone
+    try:
+        parsed = datetime.fromisoformat(f"{day}T{clock}{fraction}{zone}")
+    except ValueError as exc:
+        raise PydanticCustomError("timestamp", "not a valid date and time") from exc
+    return parsed.astimezone(UTC)
+
+
+# Stored in UTC whatever offset the document used.
+Timestamp = Annotated[datetime, BeforeValidator(_instant)]
+
+
+def _uuid(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise PydanticCustomError("uuid", "must be a UUID string")
+    try:
+        parsed = uuid.UUID(value)
+    except ValueError as exc:
+        raise PydanticCustomError("uuid", "not a valid UUID") from exc
+    if len(value) != 36:  # uuid.UUID also takes braces, URNs and bare hex
+        raise PydanticCustomError("uuid", "not a valid UUID (8-4-4-4-12 hex digits)")
+    return str(parsed)
+
+
+# Canonical lower-case form, so the same id written twice is one row.
+Uuid = Annotated[str, BeforeValidator(_uuid)]
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=False)
+    except ValueError as exc:
+        raise PydanticCustomError("cidr", "not a network in CIDR notation") from exc
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+
+
+def _decimal(value: Any) -> Any:
+    # JSON numbers arrive as Decimal (parse_float=Decimal) or int; floats come from
+    # Python callers and go through str() so 0.1 stays 0.1.
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
+        raise PydanticCustomError("decimal", "must be a number")
+    try:
+        number = Decimal(str(value)) if isinstance(value, float | str) else Decimal(value)
+    except InvalidOperation as exc:
+        raise PydanticCustomError("decimal", "must be a number") from exc
+    if not number.is_finite():
+        raise PydanticCustomError("decimal", "must be a finite number")
+    if number < 0:
+        raise PydanticCustomError("decimal", "must not be negative")
+    return number
+
+
+Amount = Annotated[Decimal, BeforeValidator(_decimal)]
+
+
+def _percent(value: Decimal) -> Decimal:
+    if value > 100:
+        raise PydanticCustomError("percent", "must be between 0 and 100")
+    return value
+
+
+Percent = Annotated[Decimal, BeforeValidator(_decimal), AfterValidator(_percent)]
+
+
+def _port_text(value: Any) -> Any:
+    # The spec types mailServer.port as a string; a JSON number is the same port.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+PortText = Annotated[str, BeforeValidator(_port_text), Field(max_length=10)]

@@ -1,0 +1,476 @@
+"""One model per kind of record in an import document (docs/import.md).
+
+Field names are the wire names of api-description.md; defaults are those of
+data-import.md. Models are strict (a JSON string is not an integer, "true" is not
+a boolean) and forbid unknown keys, so typos fail at their JSON pointer.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from cloudadmin.db.models.accounts import GROUPS
+from cloudadmin.importer.fields import (
+    Amount,
+    BigId,
+    Cidr,
+    Email,
+    Id,
+    Int32,
+    Int64,
+    Percent,
+    PortText,
+    Timestamp,
+    Uuid,
+    email,
+)
+
+Service = Literal["CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING"]
+Text255 = Annotated[str, Field(max_length=255)]
+TimeoutMs = Annotated[int, Field(ge=0, le=86_400_000)]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --- accounts -------------------------------------------------------------------
+
+
+class ServiceStatus(Record):
+    status: str
+    enabled: bool
+
+
+class Feature(Record):
+    feature_id: int
+    name: str
+    service: str
+
+
+class ClientRecord(Record):
+    id: Id
+    email: Email
+    companyName: Annotated[str, Field(max_length=255)]
+    name: Text255 | None = None
+    status: Literal[
+        "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
+    ] = "active"
+    capabilities: list[Service] = []
+    serviceStatuses: dict[Service, ServiceStatus] = {}
+    paidFeatures: dict[Service, list[Feature]] = {}
+    freeFeatures: dict[Service, list[Feature]] = {}
+    entryBaseDomain: Text255 | None = None
+    deleted: bool = False
+    bill_type: Annotated[str, Field(max_length=50)] = "postpaid"
+    is_test: bool = False
+    phone: Annotated[str, Field(max_length=50)] | None = None
+    website: Text255 | None = None
+    signup_process: Literal["sign_up_full", "sign_up_simple"] | None = None
+    custom_id: Text255 | None = None
+    country_code: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] | None = None
+    seller: Id | None = None
+    resellers: Id | None = None
+    client_type: Literal["common", "reseller", "sales"] = "common"
+    owner: Int32 | None = None
+    created_at: Timestamp | None = None
+    # Derived by the service in responses; a response pasted in must still load.
+    currentUser: Any = None
+    has_active_admin: Any = None
+    users: Any = None
+
+
+class GroupObject(Record):
+    id: int
+    name: str | None = None
+
+
+_GROUP_IDS_BY_NAME = {name: gid for gid, name in GROUPS.items()}
+
+
+class UserRecord(Record):
+    id: Id
+    email: Email
+    client: Id
+    groups: list[int | str | GroupObject] = []
+    name: Text255 | None = None
+    lang: Literal["de", "en", "ru", "zh", "az"] = "en"
+    phone: Annotated[str, Field(max_length=50)] | None = None
+    company: Text255 | None = None
+    deleted: bool = False
+    activated: bool = True
+    sso_auth: bool = False
+    two_fa: bool = False
+    auth_types: list[Literal["password", "sso", "github", "google-oauth2"]] = ["password"]
+    user_type: Literal["common", "reseller", "seller"] = "common"
+    is_active: bool = True
+    superuser: bool = False
+    password: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    date_joined: Timestamp | None = None
+    # Derived from the home account in responses; accepted so responses load.
+    reseller: Any = None
+    client_and_roles: Any = None
+
+    @field_validator("groups")
+    @classmethod
+    def _known_groups(cls, value: list[int | str | GroupObject]) -> list[int | str | GroupObject]:
+        for item in value:
+            gid = item.id if isinstance(item, GroupObject) else item
+            if isinstance(gid, int) and gid not in GROUPS:
+                raise PydanticCustomError("group", "unknown group id {gid}", {"gid": gid})
+            if isinstance(gid, str) and gid not in _GROUP_IDS_BY_NAME:
+                raise PydanticCustomError("group", "unknown group name {name!r}", {"name": gid})
+        return value
+
+    def group_ids(self) -> list[int]:
+        ids: list[int] = []
+        for item in self.groups:
+            gid = item.id if isinstance(item, GroupObject) else item
+            gid = _GROUP_IDS_BY_NAME[gid] if isinstance(gid, str) else gid
+            if gid not in ids:
+                ids.append(gid)
+        return ids
+
+
+class ApiKeyRecord(Record):
+    id: Id
+    user: Id
+    key: Annotated[str, Field(min_length=3, max_length=512)]
+    name: Text255 | None = None
+    expires_at: Timestamp | None = None
+    revoked: bool = False
+
+    @model_validator(mode="after")
+    def _key_names_its_id(self) -> ApiKeyRecord:
+        self.secret()  # raises at /key when malformed
+        return self
+
+    def secret(self) -> str:
+        from cloudadmin.auth.apikey import parse_token
+
+        parsed = parse_token(self.key)
+        if parsed is None:
+            raise _at("key", "must be <id>_<secret> (or the legacy <id>$<secret>)")
+        if parsed.key_id != self.id:
+            raise _at("key", f"the key's id {parsed.key_id} is not the record's id {self.id}")
+        return parsed.secret
+
+
+SellerEmail = email(150)
+
+
+class SellerRecord(Record):
+    id: Id
+    email: SellerEmail
+    full_name: Annotated[str, Field(min_length=1, max_length=255)]
+    reseller: Id
+    phone: Annotated[str, Field(max_length=30)] | None = None
+    company: Text255 | None = None
+    date_joined: Timestamp | None = None
+    activated: bool = False
+    deleted: bool = False
+    reseller_name: Any = None  # derived from the reseller account
+
+
+# --- reselling ------------------------------------------------------------------
+
+
+class Colors(Record):
+    header: str | None = None
+    primary: str | None = None
+    headerText: str | None = None
+
+
+class PublicSettings(Record):
+    showApiDoc: bool | None = None
+    showStatusPage: str | None = None
+    showKnowledgeBase: bool | None = None
+    showTickets: bool | None = None
+    brandName: str | None = None
+    websiteLink: str | None = None
+    supportEmail: str | None = None
+    supportPhone: str | None = None
+    agreementLink: str | None = None
+    entryBaseDomain: str | None = None
+    fromEmail: Email | None = None
+    colors: Colors | None = None
+
+
+class MailServer(Record):
+    tls: bool | None = None
+    host: str | None = None
+    port: PortText | None = None
+    login: str | None = None
+    password: str | None = None
+
+
+class PrivateSettings(Record):
+    mailServer: MailServer | None = None
+
+
+class BrandingRecord(Record):
+    reseller: Id
+    domain: Text255 = ""
+    publicSettings: PublicSettings = PublicSettings()
+    privateSettings: PrivateSettings = PrivateSettings()
+    deleted: bool = False
+    logo: Text255 | None = None
+    favicon: Text255 | None = None
+
+
+class NotificationSettingRecord(Record):
+    id: Id
+    reseller: Id
+    notification_type: Literal["deletion_request", "failed_login"]
+    email: Email
+    enabled: bool = True
+
+
+# --- cloud ----------------------------------------------------------------------
+
+
+class ProjectRecord(Record):
+    id: Id
+    client: Id
+    name: Text255
+
+
+class RegionRecord(Record):
+    id: Id
+    name: Text255
+
+
+class Stats(Record):
+    active_connections: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    request_errors: int = 0
+    total_connections: int = 0
+
+
+class ListUser(Record):
+    encrypted_password: str
+    username: str
+
+
+_LISTENER_NAME = re.compile(r"^[^\x00-\x1f\x7f]*$")
+
+
+class ListenerRecord(Record):
+    id: Uuid
+    project_id: Id
+    region_id: Id
+    name: Annotated[str, Field(min_length=1, max_length=63, pattern=_LISTENER_NAME.pattern)]
+    connection_limit: Annotated[int, Field(ge=-1, le=1_000_000)] = -1
+    load_balancer_id: Uuid | None
+    operating_status: Literal["DEGRADED", "DRAINING", "ERROR", "NO_MONITOR", "OFFLINE", "ONLINE"]
+    protocol: Literal["HTTP", "HTTPS", "PROMETHEUS", "TCP", "TERMINATED_HTTPS", "UDP"]
+    protocol_port: Annotated[int, Field(ge=1, le=65535)]
+    provisioning_status: Literal[
+        "ACTIVE", "DELETED", "ERROR", "PENDING_CREATE", "PENDING_DELETE", "PENDING_UPDATE"
+    ]
+    allowed_cidrs: list[Cidr] | None = None
+    creator_task_id: Uuid | None = None
+    insert_headers: dict[str, str] = {}
+    pool_count: Annotated[int, Field(ge=0)] | None = 0
+    secret_id: Text255 | None = None
+    sni_secret_id: list[str] | None = None
+    stats: Stats = Stats()
+    task_id: Uuid | None = None
+    timeout_client_data: TimeoutMs | None = None
+    timeout_member_connect: TimeoutMs | None = None
+    timeout_member_data: TimeoutMs | None = None
+    user_list: list[ListUser] = []
+
+
+class RetentionTime(Record):
+    weeks: int | None = None
+    days: int | None = None
+    hours: int | None = None
+    minutes: int | None = None
+
+
+_CRON_ONLY = ("minute", "hour", "day", "month", "week", "day_of_week", "timezone")
+_INTERVAL_ONLY = ("weeks", "days", "hours", "minutes")
+
+
+class Schedule(Record):
+    """Both variants in one model: ``type`` says which time fields it may carry."""
+
+    type: Literal["cron", "interval"]
+    id: str | None = None
+    max_quantity: int | None = None
+    owner: str | None = None
+    owner_id: int | None = None
+    user_id: int | None = None
+    retention_time: RetentionTime | None = None
+    resource_name_template: str | None = None
+    # cron: crontab-like fields, strings as in the spec ("*/2", "0,30", "mon")
+    minute: str | None = None
+    hour: str | None = None
+    day: str | None = None
+    month: str | None = None
+    week: str | None = None
+    day_of_week: str | None = None
+    timezone: str | None = None
+    # interval: how long between two snapshots
+    weeks: Annotated[int, Field(ge=0)] | None = None
+    days: Annotated[int, Field(ge=0)] | None = None
+    hours: Annotated[int, Field(ge=0)] | None = None
+    minutes: Annotated[int, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_its_type(self) -> Schedule:
+        foreign = _INTERVAL_ONLY if self.type == "cron" else _CRON_ONLY
+        given = self.model_fields_set
+        for name in foreign:
+            if name in given:
+                raise _at(name, f"not a field of a {self.type} schedule")
+        return self
+
+
+class Volume(Record):
+    volume_id: str
+    volume_name: str
+
+
+class LifecyclePolicyRecord(Record):
+    id: Id
+    project_id: Id
+    region_id: Id
+    name: Text255
+    status: Literal["active", "paused"]
+    user_id: Id
+    action: Annotated[str, Field(max_length=50)] = "volume_snapshot"
+    schedules: list[Schedule] = []
+    volumes: list[Volume] = []
+
+
+class PriceRecord(Record):
+    region_id: Id
+    currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+    flavors: dict[str, Amount] = {}
+    volume_types: dict[str, Amount] = {}
+    public_ipv4_per_hour: Amount
+    tax_percent: Percent = Decimal(0)
+    discount_percent: Percent = Decimal(0)
+
+
+_AMQP = re.compile(r"^amqps?://[^:/@\s]+:[^@\s]*@[^:/@\s]+:\d{1,5}/\S*$")
+
+
+class AmqpSubscriptionRecord(Record):
+    id: Id
+    client: Id
+    connection_string: Annotated[str, Field(max_length=2048)]
+    exchange: Text255 | None = None
+    routing_key: Text255 | None = None
+    receive_child_client_events: bool = False
+
+    @field_validator("connection_string")
+    @classmethod
+    def _shape(cls, value: str) -> str:
+        if not _AMQP.match(value):
+            raise PydanticCustomError(
+                "amqp", "must be amqp(s)://<username>:<password>@<host>:<port>/<virtual_host>"
+            )
+        port = int(value.rsplit("@", 1)[1].split(":", 1)[1].split("/", 1)[0])
+        if not 1 <= port <= 65535:
+            raise PydanticCustomError("amqp", "port must be 1 to 65535")
+        return value
+
+
+# --- billing --------------------------------------------------------------------
+
+PRODUCTS: dict[int, str] = {
+    1: "CDN", 2: "STORAGE", 3: "DDOS", 4: "STREAMING", 5: "CLOUD", 6: "CONNECT",
+    7: "WG_PRIVATE_CLOUD", 8: "P2P", 9: "INFRASTRUCTURE_PROTECTION", 10: "DNS",
+    11: "OTHER_SERVICES", 12: "PREMIUM_SUPPORT", 13: "CONNECTIVITY", 14: "GHOST",
+    15: "MANAGED_SERVICES", 16: "RENT", 17: "SOFTWARE_DEVELOPMENT", 18: "VMWARE", 19: "LAAS",
+    20: "AWS_CLOUD", 21: "FAST_EDGE", 22: "TECHNICAL_SUPPORT", 23: "WAAP", 25: "SHIELD_PROXY",
+    32: "AI_DEDCOMP",
+}  # fmt: skip
+CURRENCIES: dict[int, str] = {1: "USD", 2: "EUR"}
+
+
+class AddendumClient(Record):
+    id: Id
+    company_name: str | None = None
+
+
+class ActiveRange(Record):
+    start: Timestamp
+    end: Timestamp | None = None
+
+
+class Currency(Record):
+    id: int
+    char_code: Literal["USD", "EUR"]
+    symbol: Annotated[str, Field(max_length=5)]
+
+    @model_validator(mode="after")
+    def _id_matches_code(self) -> Currency:
+        if CURRENCIES.get(self.id) != self.char_code:
+            raise _at("id", f"currency id {self.id} is not {self.char_code} (1 USD, 2 EUR)")
+        return self
+
+
+class Plan(Record):
+    id: Int32
+    name: Text255
+
+
+class Product(Record):
+    id: int
+    name: Text255
+    internal_name: str
+
+    @model_validator(mode="after")
+    def _known_product(self) -> Product:
+        if self.id not in PRODUCTS:
+            raise _at("id", f"unknown product id {self.id}")
+        if PRODUCTS[self.id] != self.internal_name:
+            raise _at(
+                "internal_name", f"product {self.id} is {PRODUCTS[self.id]}, not {self.internal_name}"
+            )
+        return self
+
+
+class AddendumRecord(Record):
+    id: BigId
+    client_id: Id
+    status: Literal["upcoming", "active", "paused", "stopped"]
+    active_range: ActiveRange
+    created_at: Timestamp
+    currency: Currency
+    plan: Plan
+    product: Product
+    client: AddendumClient | None = None
+    payer_id: Int64 | None = None
+    provider_id: Int32 | None = None
+    reseller_id: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    status_at_active_at: str | None = None  # response detail with no column; ignored
+
+    @model_validator(mode="after")
+    def _client_is_client_id(self) -> AddendumRecord:
+        if self.client is not None and self.client.id != self.client_id:
+            raise _at("client", f"client.id {self.client.id} is not client_id {self.client_id}")
+        return self
+
+
+class NestedError(ValueError):
+    """A model-level check that knows which field is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _at(field: str, message: str) -> NestedError:
+    return NestedError(field, message)

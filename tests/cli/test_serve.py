@@ -1,0 +1,133 @@
+"""A real `cloudadmin serve` process answers over HTTP on loopback after `cloudadmin load`."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.slow
+
+DOCUMENT = {
+    "clients": [
+        {"id": 1000, "email": "ops@acme.example", "companyName": "Acme Hosting",
+         "client_type": "reseller"},
+        {"id": 2001, "email": "owner@shop.example", "companyName": "Shop Ltd",
+         "client_type": "common", "resellers": 1000, "status": "active",
+         "capabilities": ["CDN", "CLOUD"]},
+    ],
+    "users": [
+        {"id": 1, "email": "root@operator.example", "client": 1000,
+         "groups": ["Administrators"], "superuser": True},
+        {"id": 10, "email": "admin@acme.example", "client": 1000, "groups": ["Administrators"],
+         "user_type": "reseller"},
+        {"id": 20, "email": "owner@shop.example", "client": 2001, "groups": ["Administrators"]},
+    ],
+    "api_keys": [
+        {"id": 1, "user": 1, "key": "1_operator-secret"},
+        {"id": 2, "user": 10, "key": "2_reseller-secret"},
+        {"id": 3, "user": 20, "key": "3_client-secret"},
+    ],
+    "projects": [{"id": 11, "client": 2001, "name": "default"}],
+    "regions": [{"id": 76, "name": "Luxembourg-2"}],
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cloudadmin", *args],
+        env=env, input=stdin, capture_output=True, text=True, timeout=120,
+    )
+
+
+@pytest.fixture
+def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
+    """The test database, emptied (the `app` fixture empties it)."""
+    return {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": database_url,
+        "CLOUDADMIN_SECRET_KEY": "serve-test-secret",
+        "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"),
+    }
+
+
+@pytest.fixture
+def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    doc = tmp_path / "landscape.json"
+    doc.write_text(json.dumps(DOCUMENT))
+    loaded = cli("load", str(doc), env=env)
+    assert loaded.returncode == 0, loaded.stderr
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read() if proc.stdout else ""
+                pytest.fail(f"server did not start:\n{out}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+class TestServeAfterLoad:
+    def test_answers_authenticated_requests(self, server: str):
+        r = httpx.post(f"{server}/iam/admin/sellers",
+                       json={"email": "first@sales.example", "full_name": "First"},
+                       headers={"Authorization": "APIKey 2_reseller-secret"})
+        assert r.status_code == 200, r.text
+        seller = r.json()
+        assert seller["reseller_name"] == "Acme Hosting"
+        assert seller["id"] > 0
+        log = httpx.get(f"{server}/iam/activity_log/requests",
+                        headers={"Authorization": "apikey 2_reseller-secret"}).json()
+        assert log["count"] == 1 and log["result"][0]["token"] == 2
+        assert log["result"][0]["remote_ip_address"] == "127.0.0.1"
+
+    def test_refuses_unknown_key_and_is_ready(self, server: str):
+        r = httpx.get(f"{server}/iam/activity_log/requests",
+                      headers={"Authorization": "apikey 3_wrong"})
+        assert r.status_code == 401
+        assert httpx.get(f"{server}/readyz").json() == {"status": "ready"}
+
+
+class TestApiKeyCreate:
+    def test_prints_a_working_key_once(self, env: dict[str, str], tmp_path: Path):
+        doc = tmp_path / "landscape.json"
+        doc.write_text(json.dumps(DOCUMENT))
+        assert cli("load", "-", env=env, stdin=doc.read_text()).returncode == 0
+        made = cli("apikey", "create", "--user", "20", "--name", "ci", env=env)
+        assert made.returncode == 0, made.stderr
+        token = made.stdout.strip()
+        key_id, _, secret = token.partition("_")
+        assert int(key_id) > 3 and len(secret) >= 32  # sequence continued above imports
+
+    def test_unknown_user(self, env: dict[str, str]):
+        made = cli("apikey", "create", "--user", "999", env=env)
+        assert made.returncode == 1
+        assert "no user with id 999" in made.stderr

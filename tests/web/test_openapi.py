@@ -1,0 +1,65 @@
+"""/openapi.json describes the implemented operations, /docs serves it, health checks."""
+
+from __future__ import annotations
+
+import httpx
+
+
+class TestOpenApi:
+    async def test_operations_and_security(self, client: httpx.AsyncClient):
+        spec = (await client.get("/openapi.json")).json()
+        paths = spec["paths"]
+        assert set(paths["/iam/admin/sellers/{sellerId}"]) == {"get", "patch"}
+        assert "post" in paths["/iam/admin/sellers"]
+        assert "get" in paths["/iam/activity_log/requests"]
+        scheme = spec["components"]["securitySchemes"]["APIKey"]
+        assert scheme == {"type": "apiKey", "in": "header", "name": "Authorization",
+                          "description": "`apikey <id>_<secret>`"}
+        op = paths["/iam/admin/sellers"]["post"]
+        assert op["security"] == [{"APIKey": []}]
+        assert "422" not in op["responses"]
+        assert op["responses"]["400"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"}
+
+    async def test_seller_schema_is_exact(self, client: httpx.AsyncClient):
+        schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+        seller = schemas["Seller"]
+        assert set(seller["required"]) == {"id", "email", "full_name", "reseller_name", "company",
+                                           "date_joined", "activated", "deleted"}
+        assert seller["properties"]["email"]["maxLength"] == 150
+        write = schemas["SellerWrite"]
+        assert set(write["required"]) == {"email", "full_name"}
+        assert write["properties"]["email"]["format"] == "email"
+        phone = write["properties"]["phone"]["anyOf"][0]
+        assert phone["maxLength"] == 30 and phone["pattern"] == r"^[a-z0-9+\-()#, *]*$"
+        page = schemas["ActivityLogPage"]
+        assert set(page["properties"]) == {"count", "result", "next", "previous"}
+
+    async def test_docs_page(self, client: httpx.AsyncClient):
+        r = await client.get("/docs")
+        assert r.status_code == 200 and "swagger" in r.text.lower()
+
+
+class TestHealth:
+    async def test_healthz_and_readyz_need_no_key(self, client: httpx.AsyncClient):
+        assert (await client.get("/healthz")).json() == {"status": "ok"}
+        assert (await client.get("/readyz")).json() == {"status": "ready"}
+
+
+class TestDatabaseDown:
+    async def test_503_with_retry_after(self, tmp_path):  # type: ignore[no-untyped-def]
+        from cloudadmin.app import create_app
+        from cloudadmin.config import Settings
+
+        app = create_app(Settings(database_url="postgresql+asyncpg://nobody@127.0.0.1:9/none",
+                                  secret_key="k", data_dir=tmp_path))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            ready = await c.get("/readyz")
+            call = await c.get("/iam/admin/sellers/1", headers={"Authorization": "apikey 1_x"})
+        await app.state.engine.dispose()
+        for r in (ready, call):
+            assert r.status_code == 503, r.text
+            assert r.json()["exception_class"] == "ServiceUnavailable"
+            assert r.headers["retry-after"]
+            assert "nobody" not in r.text
