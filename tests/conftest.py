@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.app import create_app
 from cloudadmin.config import Settings
 from cloudadmin.db.base import Base
-from cloudadmin.db.engine import create_engine, create_sessionmaker
+from cloudadmin.db.engine import create_engine
 from cloudadmin.db.migrate import upgrade
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 

@@ -7,10 +7,9 @@ from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-
-from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from cloudadmin.errors import (
     ApiError,

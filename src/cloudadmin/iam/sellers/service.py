@@ -62,7 +62,9 @@ async def create(session: AsyncSession, caller: Caller, body: SellerWrite) -> Se
     return _out(seller, reseller)
 
 
-async def _visible(session: AsyncSession, caller: Caller, seller_id: int) -> tuple[SellerRow, Client]:
+async def _visible(
+    session: AsyncSession, caller: Caller, seller_id: int
+) -> tuple[SellerRow, Client]:
     require(caller, CallerKind.reseller)
     found = await repository.get_visible(session, caller, seller_id)
     if found is None:
