@@ -192,3 +192,30 @@ class TestUpdateSeller:
             headers=auth(ls.other_reseller),
         )
         assert r.status_code == 404
+
+
+class TestUserActions:
+    async def test_create_and_update_record_one_event_each(
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
+    ):
+        from sqlalchemy import select
+
+        from cloudadmin.db.models import UserActionEvent
+
+        r = await client.post("/iam/admin/sellers", json=seller_body(),
+                              headers={**auth(ls.reseller), "User-Agent": "pytest-agent"})
+        sid = r.json()["id"]
+        await client.patch(f"/iam/admin/sellers/{sid}",
+                           json={"email": "jane@sales.example", "full_name": "Renamed"},
+                           headers=auth(ls.reseller))
+        await client.post("/iam/admin/sellers", json=seller_body(), headers=auth(ls.reseller))
+        events = (await session.execute(
+            select(UserActionEvent).order_by(UserActionEvent.id))).scalars().all()
+        assert [e.body["action_type"] for e in events] == ["create", "update"]
+        created, updated = (e.body for e in events)
+        assert created["api_group"] == "seller"
+        assert created["resources"] == [{"resource_id": str(sid), "resource_type": "seller"}]
+        assert created["client_id"] == ls.reseller_account.id
+        assert created["user_agent"] == "pytest-agent"
+        assert created["token_id"] == int(ls.reseller.split("_")[0])
+        assert updated["action_data"] == {"full_name": "Renamed"}

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.service import authenticate
+from cloudadmin.events.user_actions import Actor
 
 # Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
 _api_key_header = APIKeyHeader(
@@ -40,3 +41,15 @@ async def get_caller(
 
 
 CurrentCaller = Annotated[Caller, Depends(get_caller)]
+
+
+async def get_actor(request: Request, caller: CurrentCaller) -> Actor:
+    return Actor(
+        caller=caller,
+        source_ip=request.client.host if request.client else "",
+        user_agent=request.headers.get("user-agent", "")[:512],
+        request_id=str(getattr(request.state, "request_id", "")),
+    )
+
+
+CurrentActor = Annotated[Actor, Depends(get_actor)]

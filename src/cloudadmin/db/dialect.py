@@ -39,9 +39,7 @@ def has_sequence(table: Table) -> bool:
     return column is not None and column.name == "id"
 
 
-async def continue_sequences(
-    conn: AsyncConnection | AsyncSession, tables: Sequence[Table]
-) -> None:
+async def continue_sequences(conn: AsyncConnection | AsyncSession, tables: Sequence[Table]) -> None:
     """Make ids generated later start above the highest id now stored.
 
     PostgreSQL sequences do not notice rows inserted with explicit ids, so each
@@ -64,9 +62,7 @@ async def continue_sequences(
         if highest is None:
             continue
         # The name comes back quoted and schema-qualified from PostgreSQL itself.
-        last, called = (
-            await conn.execute(text(f"SELECT last_value, is_called FROM {seq}"))
-        ).one()
+        last, called = (await conn.execute(text(f"SELECT last_value, is_called FROM {seq}"))).one()
         next_value = last + 1 if called else last
         if highest >= next_value:
             await conn.execute(select(func.setval(seq, highest, True)))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy import Text  # noqa: F401  (autogenerate renders JSONB with Text())
 
 import cloudadmin.db.types
 ${imports if imports else ""}

@@ -3,6 +3,7 @@
 from cloudadmin.db.models.accounts import GROUPS, ApiKey, Client, Group, User, user_groups
 from cloudadmin.db.models.activity import ActivityLogEntry
 from cloudadmin.db.models.billing import Addendum
+from cloudadmin.db.models.events import UserActionEvent
 from cloudadmin.db.models.cloud import (
     AmqpSubscription,
     LifecyclePolicy,
@@ -31,5 +32,6 @@ __all__ = [
     "Region",
     "Seller",
     "User",
+    "UserActionEvent",
     "user_groups",
 ]

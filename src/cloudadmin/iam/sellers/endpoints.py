@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from cloudadmin.auth.deps import CurrentCaller, Session
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
 from cloudadmin.web.route import ApiRoute
@@ -18,8 +18,8 @@ SellerId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 @router.post("/iam/admin/sellers", response_model=Seller, name="create_seller",
              summary="Create a seller")
-async def create_seller(body: SellerWrite, session: Session, caller: CurrentCaller) -> Seller:
-    return await service.create(session, caller, body)
+async def create_seller(body: SellerWrite, session: Session, actor: CurrentActor) -> Seller:
+    return await service.create(session, actor, body)
 
 
 @router.get("/iam/admin/sellers/{sellerId}", response_model=Seller, name="get_seller",
@@ -31,6 +31,6 @@ async def get_seller(sellerId: SellerId, session: Session, caller: CurrentCaller
 @router.patch("/iam/admin/sellers/{sellerId}", response_model=Seller, name="update_seller",
               summary="Update a seller")
 async def update_seller(
-    sellerId: SellerId, body: SellerWrite, session: Session, caller: CurrentCaller  # noqa: N803
+    sellerId: SellerId, body: SellerWrite, session: Session, actor: CurrentActor  # noqa: N803
 ) -> Seller:
-    return await service.update(session, caller, sellerId, body)
+    return await service.update(session, actor, sellerId, body)

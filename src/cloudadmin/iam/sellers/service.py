@@ -9,6 +9,8 @@ from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client
 from cloudadmin.db.models import Seller as SellerRow
 from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
 from cloudadmin.iam.sellers import repository
 from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
 from cloudadmin.kit.timeparse import isoformat_z
@@ -43,7 +45,19 @@ async def _owning_reseller(session: AsyncSession, caller: Caller, body: SellerWr
     return reseller
 
 
-async def create(session: AsyncSession, caller: Caller, body: SellerWrite) -> Seller:
+async def _record(
+    session: AsyncSession, actor: Actor, action: str, seller: SellerRow, reseller: Client,
+    changes: dict[str, object],
+) -> None:
+    await user_actions.record(
+        session, actor, action_type=action, api_group="seller",
+        resources=[Resource("seller", seller.id)], client_id=reseller.id,
+        reseller_id=reseller.reseller_id, action_data=changes,
+    )
+
+
+async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:
+    caller = actor.caller
     require(caller, CallerKind.reseller)
     reseller = await _owning_reseller(session, caller, body)
     if await repository.email_taken(session, body.email):
@@ -59,6 +73,8 @@ async def create(session: AsyncSession, caller: Caller, body: SellerWrite) -> Se
     )
     session.add(seller)
     await session.flush()
+    await _record(session, actor, "create", seller, reseller,
+                  body.model_dump(include={"email", "full_name", "phone"}))
     return _out(seller, reseller)
 
 
@@ -77,14 +93,18 @@ async def get(session: AsyncSession, caller: Caller, seller_id: int) -> Seller:
 
 
 async def update(
-    session: AsyncSession, caller: Caller, seller_id: int, body: SellerWrite
+    session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite
 ) -> Seller:
-    seller, reseller = await _visible(session, caller, seller_id)
+    seller, reseller = await _visible(session, actor.caller, seller_id)
     if await repository.email_taken(session, body.email, except_id=seller.id):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
-    seller.email = body.email
-    seller.full_name = body.full_name
+    wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
     if "phone" in body.model_fields_set:
-        seller.phone = body.phone
+        wanted["phone"] = body.phone
+    changes = {k: v for k, v in wanted.items() if getattr(seller, k) != v}
+    for name, value in changes.items():
+        setattr(seller, name, value)
     await session.flush()
+    if changes:
+        await _record(session, actor, "update", seller, reseller, changes)
     return _out(seller, reseller)
