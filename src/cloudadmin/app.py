@@ -15,17 +15,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
 from cloudadmin import __version__
+from cloudadmin.billing.routes import routers as billing_routers
+from cloudadmin.cloud.routes import routers as cloud_routers
 from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.engine import create_engine, create_sessionmaker
 from cloudadmin.errors import ApiError, ServiceUnavailable
-from cloudadmin.iam.activity_log.endpoints import router as activity_log_router
-from cloudadmin.iam.sellers.endpoints import router as sellers_router
+from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
 
-API_ROUTERS = [sellers_router, activity_log_router]
+API_ROUTERS = [*iam_routers, *billing_routers, *cloud_routers]
 
 health = APIRouter(tags=["Health"])
 
