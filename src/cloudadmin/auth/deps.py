@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
-from cloudadmin.auth.service import authenticate
+from cloudadmin.auth.service import RefusedKnownKey, authenticate
+from cloudadmin.events.mail import note_failed_login
 from cloudadmin.events.user_actions import Actor
 
 # Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
@@ -35,7 +36,18 @@ async def get_caller(
     session: Session,
     authorization: Annotated[str | None, Depends(_api_key_header)] = None,
 ) -> Caller:
-    caller = await authenticate(session, parse_authorization(authorization))
+    try:
+        caller = await authenticate(session, parse_authorization(authorization))
+    except RefusedKnownKey as refused:
+        # Let go of the request's transaction (SQLite: its write lock) before the
+        # notice is queued in a transaction of its own; the 401 then goes out.
+        await session.rollback()
+        await note_failed_login(
+            request.app.state.sessionmaker, key_id=refused.key_id,
+            account_id=refused.account_id,
+            source_ip=request.client.host if request.client else "",
+        )
+        raise
     request.state.caller = caller
     return caller
 

@@ -15,6 +15,15 @@ from cloudadmin.kit.crypto import secret_matches
 INVALID = "Given token not valid."
 
 
+class RefusedKnownKey(TokenNotValid):
+    """A key that exists was refused (wrong secret, deleted user): worth a notice."""
+
+    def __init__(self, key_id: int, account_id: int) -> None:
+        super().__init__(INVALID)
+        self.key_id = key_id
+        self.account_id = account_id
+
+
 async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller:
     """Look the key up by id, then compare a hash of its secret in constant time."""
     row = (
@@ -29,10 +38,12 @@ async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller
         raise TokenNotValid(INVALID)
     key, user, account = row
     if not secret_matches(key.id, presented.secret, key.secret_hash):
-        raise TokenNotValid(INVALID)
+        raise RefusedKnownKey(key.id, account.id)
     if key.revoked or (key.expires_at is not None and key.expires_at <= utcnow()):
         raise TokenNotValid(INVALID)
-    if user.deleted or not user.is_active or account.deleted:
+    if user.deleted:
+        raise RefusedKnownKey(key.id, account.id)
+    if not user.is_active or account.deleted:
         raise TokenNotValid(INVALID)
     return Caller(
         user_id=user.id,

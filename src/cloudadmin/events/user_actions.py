@@ -9,10 +9,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import and_, false, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.db.models import UserActionEvent
+from cloudadmin.db.models import AmqpSubscription, EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.redact import redact
 from cloudadmin.kit.timeparse import isoformat_z
@@ -47,7 +48,11 @@ async def record(
     project_id: int | None = None,
     region_id: int | None = None,
 ) -> UserActionEvent:
-    """Adds one event to the outbox; ``action_data`` (the changed fields) is redacted."""
+    """Adds one event to the outbox; ``action_data`` (the changed fields) is redacted.
+
+    The event is owed to the account's own subscription and, when the account's
+    reseller subscribed with ``receive_child_client_events``, to the reseller's too.
+    """
     now = utcnow()
     event_id = str(uuid.uuid4())
     caller = actor.caller
@@ -76,4 +81,37 @@ async def record(
         created_at=now,
     )
     session.add(event)
+    subscriptions = await _subscriptions_owed(session, client_id, reseller_id)
+    if subscriptions:
+        await session.flush()  # the event's id
+        await session.execute(
+            insert(EventDelivery),
+            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
+             for sid in subscriptions],
+        )
     return event
+
+
+async def _subscriptions_owed(
+    session: AsyncSession, client_id: int, reseller_id: int | None
+) -> list[int]:
+    """The subscriptions that receive an event of ``client_id``.
+
+    Their rows are locked until commit: writers for one subscription then commit one
+    after the other, so delivery ids follow commit order and the dispatcher, reading
+    in id order, never passes over an event that commits later with a smaller id.
+    (SQLite serialises all writers anyway.)
+    """
+    child_events = (
+        and_(AmqpSubscription.client_id == reseller_id,
+             AmqpSubscription.receive_child_client_events.is_(True))
+        if reseller_id is not None and reseller_id != client_id
+        else false()
+    )
+    stmt = (
+        select(AmqpSubscription.id)
+        .where(or_(AmqpSubscription.client_id == client_id, child_events))
+        .order_by(AmqpSubscription.id)
+        .with_for_update()
+    )
+    return list((await session.execute(stmt)).scalars())

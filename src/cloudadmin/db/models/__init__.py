@@ -3,7 +3,6 @@
 from cloudadmin.db.models.accounts import GROUPS, ApiKey, Client, Group, User, user_groups
 from cloudadmin.db.models.activity import ActivityLogEntry
 from cloudadmin.db.models.billing import Addendum
-from cloudadmin.db.models.events import UserActionEvent
 from cloudadmin.db.models.cloud import (
     AmqpSubscription,
     LifecyclePolicy,
@@ -11,6 +10,13 @@ from cloudadmin.db.models.cloud import (
     PriceCatalogue,
     Project,
     Region,
+)
+from cloudadmin.db.models.events import (
+    DeliveryState,
+    EventDelivery,
+    FailedLoginNotice,
+    MailMessage,
+    UserActionEvent,
 )
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
@@ -23,8 +29,12 @@ __all__ = [
     "ApiKey",
     "Branding",
     "Client",
+    "DeliveryState",
+    "EventDelivery",
+    "FailedLoginNotice",
     "Group",
     "LifecyclePolicy",
+    "MailMessage",
     "Listener",
     "NotificationSetting",
     "PriceCatalogue",

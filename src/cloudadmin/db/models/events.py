@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Index, Integer, String
+from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
+from cloudadmin.db.models._fk import fk
 from cloudadmin.db.types import BigIntId, JSONType, UTCDateTime
 
 
@@ -26,3 +27,70 @@ class UserActionEvent(Base):
     reseller_id: Mapped[int | None] = mapped_column(Integer)
     body: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class EventDelivery(Base):
+    """One event owed to one subscription; the fan-out is fixed when the event is written."""
+
+    __tablename__ = "event_deliveries"
+    __table_args__ = (
+        # The dispatcher reads a subscription's undelivered events in id order.
+        Index("ix_event_deliveries_subscription_id_delivered_id",
+              "subscription_id", "delivered", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    event_id: Mapped[int] = mapped_column(
+        BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
+    )
+    subscription_id: Mapped[int] = mapped_column(
+        Integer, fk("amqp_subscriptions.id", ondelete="CASCADE")
+    )
+    delivered: Mapped[bool] = mapped_column(Boolean, default=False)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DeliveryState(Base):
+    """Per-subscription dispatcher state: who holds it, and when to try again."""
+
+    __tablename__ = "delivery_states"
+
+    subscription_id: Mapped[int] = mapped_column(
+        Integer, fk("amqp_subscriptions.id", ondelete="CASCADE"), primary_key=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MailMessage(Base):
+    """An e-mail in the outbox, sent through the reseller's own mail server."""
+
+    __tablename__ = "mail_outbox"
+    __table_args__ = (Index("ix_mail_outbox_sent_next_attempt_at", "sent", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    reseller_id: Mapped[int] = mapped_column(Integer)
+    recipients: Mapped[list[str]] = mapped_column(JSONType)
+    subject: Mapped[str] = mapped_column(String(255))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    sent: Mapped[bool] = mapped_column(Boolean, default=False)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class FailedLoginNotice(Base):
+    """When a failed-login mail was last queued for a key (at most one per 10 minutes)."""
+
+    __tablename__ = "failed_login_notices"
+
+    key_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_sent_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -1,0 +1,328 @@
+"""The dispatcher: delivers the outbox to subscribers' brokers and mail servers.
+
+Runs inside `cloudadmin serve` and as `cloudadmin worker`. Work is claimed with short
+leases taken under ``FOR UPDATE SKIP LOCKED`` (PostgreSQL), so any number of workers
+share it without publishing one subscription's events concurrently; on SQLite one
+dispatcher per database is enforced with a file lock. Each subscription is served by
+one lane at a time, in id order, and several lanes run side by side, so a dead or slow
+broker holds up only its own subscription.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import random
+import socket
+import uuid
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from cloudadmin.db.dialect import upsert
+from cloudadmin.db.models import (
+    AmqpSubscription,
+    DeliveryState,
+    EventDelivery,
+    MailMessage,
+    UserActionEvent,
+)
+from cloudadmin.db.types import utcnow
+from cloudadmin.events.amqp import BrokerPool, PublishError
+from cloudadmin.events.mail import MailError, MailSender
+from cloudadmin.kit.crypto import SecretBox
+
+log = logging.getLogger("cloudadmin.dispatcher")
+
+LEASE = timedelta(seconds=60)
+MAX_BACKOFF = 300.0
+RETENTION = timedelta(days=7)
+
+
+def backoff_seconds(attempts: int) -> float:
+    """1, 2, 4, ... seconds (with jitter), at most five minutes."""
+    base = min(2.0 ** max(attempts - 1, 0), MAX_BACKOFF)
+    return base * random.uniform(0.8, 1.2)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        secret_box: SecretBox,
+        *,
+        lanes: int = 8,
+        batch_size: int = 200,
+        poll_seconds: float = 0.5,
+        worker_id: str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self.secret_box = secret_box
+        self.lanes = lanes
+        self.batch_size = batch_size
+        self.poll_seconds = poll_seconds
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.brokers = BrokerPool()
+        self.mail = MailSender(secret_box)
+        self._skip_locked = engine.dialect.name == "postgresql"
+
+    # ---- running ---------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        lock = await self._single_dispatcher_lock(stop)
+        if lock is False:
+            return
+        try:
+            tasks = [asyncio.create_task(self._amqp_lane(stop)) for _ in range(self.lanes)]
+            tasks.append(asyncio.create_task(self._mail_lane(stop)))
+            tasks.append(asyncio.create_task(self._housekeeping(stop)))
+            await stop.wait()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            await self.brokers.close()
+            if lock is not None and lock is not False:
+                lock.close()
+
+    async def _single_dispatcher_lock(self, stop: asyncio.Event) -> IO[Any] | None | bool:
+        """On SQLite, wait until this process holds the database's dispatcher lock."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        database = make_url(str(self.engine.url)).database or ":memory:"
+        if database == ":memory:":
+            return None
+        # Held open for as long as this process dispatches.
+        handle = Path(f"{database}.dispatcher.lock").open("a")  # noqa: SIM115, ASYNC230
+        while not stop.is_set():
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except BlockingIOError:  # another process dispatches; take over if it dies
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 5)
+        handle.close()
+        return False
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), self.poll_seconds)
+
+    async def _amqp_lane(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                worked = await self.deliver_once()
+            except Exception:
+                log.exception("dispatcher lane failed; retrying")
+                worked = False
+            if not worked:
+                await self._idle(stop)
+
+    async def _mail_lane(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                worked = await self.send_mail_once()
+            except Exception:
+                log.exception("mail lane failed; retrying")
+                worked = False
+            if not worked:
+                await self._idle(stop)
+
+    async def _housekeeping(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.purge_delivered()
+            except Exception:
+                log.exception("housekeeping failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 600)
+
+    # ---- AMQP ------------------------------------------------------------------
+
+    async def claim_subscription(self) -> int | None:
+        now = utcnow()
+        async with self.sessions() as session, session.begin():
+            # Subscriptions with pending events get a state row the first time.
+            missing = (
+                select(EventDelivery.subscription_id)
+                .where(EventDelivery.delivered.is_(False))
+                .where(~exists().where(DeliveryState.subscription_id
+                                       == EventDelivery.subscription_id))
+                .distinct()
+                .limit(100)
+            )
+            new = [{"subscription_id": sid} for sid in (await session.execute(missing)).scalars()]
+            if new:
+                await session.execute(upsert(session.bind.dialect.name,
+                                             DeliveryState.__table__, []), new)
+            candidate = (
+                select(DeliveryState.subscription_id)
+                .where(or_(DeliveryState.lease_until.is_(None), DeliveryState.lease_until < now))
+                .where(or_(DeliveryState.next_attempt_at.is_(None),
+                           DeliveryState.next_attempt_at <= now))
+                .where(exists().where(and_(
+                    EventDelivery.subscription_id == DeliveryState.subscription_id,
+                    EventDelivery.delivered.is_(False))))
+                .order_by(DeliveryState.next_attempt_at.is_not(None),
+                          DeliveryState.next_attempt_at)
+                .limit(1)
+            )
+            if self._skip_locked:
+                candidate = candidate.with_for_update(skip_locked=True)
+            sid = (await session.execute(candidate)).scalar_one_or_none()
+            if sid is None:
+                return None
+            await session.execute(
+                update(DeliveryState)
+                .where(DeliveryState.subscription_id == sid)
+                .values(lease_owner=self.worker_id, lease_until=now + LEASE)
+            )
+            return sid
+
+    async def deliver_once(self) -> bool:
+        """Claims one subscription and delivers one batch of its events. False when idle."""
+        sid = await self.claim_subscription()
+        if sid is None:
+            return False
+        try:
+            await self._deliver_batch(sid)
+        finally:
+            await self._release(sid)
+        return True
+
+    async def _deliver_batch(self, sid: int) -> None:
+        async with self.sessions() as session:
+            sub = await session.get(AmqpSubscription, sid)
+            if sub is None:
+                return
+            rows = (
+                await session.execute(
+                    select(EventDelivery.id, UserActionEvent.event_id, UserActionEvent.body)
+                    .join(UserActionEvent, UserActionEvent.id == EventDelivery.event_id)
+                    .where(EventDelivery.subscription_id == sid,
+                           EventDelivery.delivered.is_(False))
+                    .order_by(EventDelivery.id)
+                    .limit(self.batch_size)
+                )
+            ).all()
+            url = self.secret_box.decrypt(sub.connection_string_encrypted)
+            exchange, routing_key = sub.exchange, sub.routing_key
+        if not rows:
+            return
+        try:
+            confirmed = await self.brokers.publish(
+                url, exchange, routing_key, [(r.event_id, r.body) for r in rows]
+            )
+        except PublishError as exc:
+            await self._failed(sid, str(exc))
+            return
+        done = [r.id for r in rows[:confirmed]]
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(EventDelivery).where(EventDelivery.id.in_(done))
+                .values(delivered=True, delivered_at=utcnow())
+            )
+            if confirmed == len(rows):
+                await session.execute(
+                    update(DeliveryState).where(DeliveryState.subscription_id == sid)
+                    .values(attempts=0, last_error=None, next_attempt_at=None)
+                )
+        if confirmed < len(rows):
+            await self._failed(sid, "the broker did not confirm every message")
+
+    async def _failed(self, sid: int, error: str) -> None:
+        async with self.sessions() as session, session.begin():
+            state = await session.get(DeliveryState, sid, with_for_update=True)
+            if state is None:
+                return
+            state.attempts += 1
+            delay = backoff_seconds(state.attempts)
+            state.next_attempt_at = utcnow() + timedelta(seconds=delay)
+            state.last_error = error
+        log.warning("subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
+                    sid, state.attempts, delay, error,
+                    extra={"subscription_id": sid, "attempts": state.attempts})
+
+    async def _release(self, sid: int) -> None:
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(DeliveryState)
+                .where(DeliveryState.subscription_id == sid,
+                       DeliveryState.lease_owner == self.worker_id)
+                .values(lease_owner=None, lease_until=None)
+            )
+
+    async def purge_delivered(self, older_than: timedelta = RETENTION) -> None:
+        """Delivered rows and fully delivered events are kept for a week, then dropped."""
+        cutoff: datetime = utcnow() - older_than
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                delete(EventDelivery).where(EventDelivery.delivered.is_(True),
+                                            EventDelivery.delivered_at < cutoff)
+            )
+            await session.execute(
+                delete(UserActionEvent).where(
+                    UserActionEvent.created_at < cutoff,
+                    ~exists().where(EventDelivery.event_id == UserActionEvent.id),
+                )
+            )
+            await session.execute(
+                delete(MailMessage).where(MailMessage.sent.is_(True), MailMessage.sent_at < cutoff)
+            )
+
+    # ---- mail ------------------------------------------------------------------
+
+    async def send_mail_once(self) -> bool:
+        now = utcnow()
+        async with self.sessions() as session, session.begin():
+            stmt = (
+                select(MailMessage.id)
+                .where(MailMessage.sent.is_(False), MailMessage.next_attempt_at <= now,
+                       or_(MailMessage.lease_until.is_(None), MailMessage.lease_until < now))
+                .order_by(MailMessage.id)
+                .limit(10)
+            )
+            if self._skip_locked:
+                stmt = stmt.with_for_update(skip_locked=True)
+            ids = list((await session.execute(stmt)).scalars())
+            if not ids:
+                return False
+            await session.execute(
+                update(MailMessage).where(MailMessage.id.in_(ids))
+                .values(lease_owner=self.worker_id, lease_until=now + LEASE)
+            )
+        for mail_id in ids:
+            await self._send_one(mail_id)
+        return True
+
+    async def _send_one(self, mail_id: int) -> None:
+        async with self.sessions() as session:
+            message = await session.get(MailMessage, mail_id)
+            if message is None:
+                return
+            try:
+                await self.mail.send(session, message)
+                error = None
+            except MailError as exc:  # try again later
+                error = str(exc)
+        async with self.sessions() as session, session.begin():
+            row = await session.get(MailMessage, mail_id, with_for_update=True)
+            if row is None:
+                return
+            row.lease_owner, row.lease_until = None, None
+            if error is None:
+                row.sent, row.sent_at, row.last_error = True, utcnow(), None
+                return
+            row.attempts += 1
+            row.last_error = error
+            row.next_attempt_at = utcnow() + timedelta(seconds=backoff_seconds(row.attempts))
+        log.warning("mail %s to reseller %s failed (attempt %s): %s",
+                    mail_id, row.reseller_id, row.attempts, error)
