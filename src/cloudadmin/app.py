@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -46,12 +47,35 @@ async def readyz(request: Request) -> Any:
     return {"status": "ready"}
 
 
+@asynccontextmanager
+async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
+    """Runs the events dispatcher in this process for as long as the app serves."""
+    if not settings.run_dispatcher:
+        yield
+        return
+    from cloudadmin.events.dispatcher import Dispatcher
+
+    dispatcher = Dispatcher(
+        app.state.engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
+        poll_seconds=settings.dispatcher_poll_seconds,
+        lease_seconds=settings.dispatcher_lease_seconds,
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(dispatcher.run(stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with run_dispatcher_beside(app, settings):
+            yield
         await app.state.engine.dispose()
 
     app = FastAPI(

@@ -13,6 +13,8 @@ from cloudadmin.config import Settings, get_settings
 app = typer.Typer(help="Account, Billing and Cloud Administration API.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
+events_app = typer.Typer(help="The events outbox.", no_args_is_help=True)
+app.add_typer(events_app, name="events")
 
 
 def _settings() -> Settings:
@@ -91,6 +93,29 @@ def _load_demo(settings: Settings, host: str, port: int) -> None:
         f"try: curl -H 'Authorization: apikey {some}' "
         f"http://{host}:{port}/iam/activity_log/requests"
     )
+
+
+@app.command()
+def worker(
+    lanes: Annotated[int | None, typer.Option(min=1, max=64, help="Parallel deliveries.")] = None,
+) -> None:
+    """Deliver events and e-mails (as `serve` does unless CLOUDADMIN_RUN_DISPATCHER=false)."""
+    from cloudadmin.events.worker import run_worker
+    from cloudadmin.logs import configure
+
+    settings = _settings()
+    configure(settings)
+    _migrate(settings)
+    asyncio.run(run_worker(settings, lanes=lanes))
+
+
+@events_app.command("status")
+def events_status() -> None:
+    """Pending, delivered and failing counts per subscription, and the mail outbox."""
+    from cloudadmin.events.status import print_status
+
+    settings = _settings()
+    asyncio.run(print_status(settings, typer.echo))
 
 
 @apikey_app.command("create")

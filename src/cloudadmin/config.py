@@ -36,6 +36,12 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = 1024 * 1024
     max_upload_body_bytes: int = 6 * 1024 * 1024
     db_pool_size: int = 10
+    # The events dispatcher runs inside `serve` unless turned off (then run `worker`s).
+    run_dispatcher: bool = True
+    dispatcher_lanes: int = Field(default=8, ge=1, le=64)
+    dispatcher_poll_seconds: float = Field(default=0.5, gt=0, le=60)
+    # A claimed subscription is held this long; a batch must finish well within it.
+    dispatcher_lease_seconds: float = Field(default=60, ge=1, le=3600)
     # Extra fields accepted by `cloudadmin load` beyond the contract: none by default.
 
     @property

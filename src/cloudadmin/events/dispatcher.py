@@ -41,7 +41,6 @@ from cloudadmin.kit.crypto import SecretBox
 
 log = logging.getLogger("cloudadmin.dispatcher")
 
-LEASE = timedelta(seconds=60)
 MAX_BACKOFF = 300.0
 RETENTION = timedelta(days=7)
 
@@ -61,6 +60,7 @@ class Dispatcher:
         lanes: int = 8,
         batch_size: int = 200,
         poll_seconds: float = 0.5,
+        lease_seconds: float = 60.0,
         worker_id: str | None = None,
     ) -> None:
         self.engine = engine
@@ -69,6 +69,11 @@ class Dispatcher:
         self.lanes = lanes
         self.batch_size = batch_size
         self.poll_seconds = poll_seconds
+        self.lease = timedelta(seconds=lease_seconds)
+        # A batch is abandoned (and retried) long before its lease could run out, so
+        # no other worker ever takes over a subscription that is still publishing.
+        self.publish_timeout = lease_seconds / 2
+        self.delivered_count = 0
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.brokers = BrokerPool()
         self.mail = MailSender(secret_box)
@@ -88,6 +93,8 @@ class Dispatcher:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            log.info("dispatcher %s stopping; delivered %d events",
+                     self.worker_id, self.delivered_count)
         finally:
             await self.brokers.close()
             if lock is not None and lock is not False:
@@ -183,7 +190,7 @@ class Dispatcher:
             await session.execute(
                 update(DeliveryState)
                 .where(DeliveryState.subscription_id == sid)
-                .values(lease_owner=self.worker_id, lease_until=now + LEASE)
+                .values(lease_owner=self.worker_id, lease_until=now + self.lease)
             )
             return sid
 
@@ -218,12 +225,20 @@ class Dispatcher:
         if not rows:
             return
         try:
-            confirmed = await self.brokers.publish(
-                url, exchange, routing_key, [(r.event_id, r.body) for r in rows]
+            confirmed = await asyncio.wait_for(
+                self.brokers.publish(
+                    url, exchange, routing_key, [(r.event_id, r.body) for r in rows]
+                ),
+                self.publish_timeout,
             )
         except PublishError as exc:
             await self._failed(sid, str(exc))
             return
+        except TimeoutError:
+            await self.brokers.drop(url)
+            await self._failed(sid, f"no confirmation within {self.publish_timeout:.0f}s")
+            return
+        self.delivered_count += confirmed
         done = [r.id for r in rows[:confirmed]]
         async with self.sessions() as session, session.begin():
             await session.execute(
@@ -297,7 +312,7 @@ class Dispatcher:
                 return False
             await session.execute(
                 update(MailMessage).where(MailMessage.id.in_(ids))
-                .values(lease_owner=self.worker_id, lease_until=now + LEASE)
+                .values(lease_owner=self.worker_id, lease_until=now + self.lease)
             )
         for mail_id in ids:
             await self._send_one(mail_id)

@@ -1,0 +1,33 @@
+"""`cloudadmin worker`: the dispatcher as a process of its own, stopped by SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from cloudadmin.config import Settings
+from cloudadmin.db.engine import create_engine
+from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.kit.crypto import SecretBox
+
+log = logging.getLogger("cloudadmin.worker")
+
+
+async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
+    engine = create_engine(settings)
+    dispatcher = Dispatcher(
+        engine, SecretBox(settings.resolved_secret_key()),
+        lanes=lanes or settings.dispatcher_lanes, poll_seconds=settings.dispatcher_poll_seconds,
+        lease_seconds=settings.dispatcher_lease_seconds,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("worker %s started", dispatcher.worker_id)
+    try:
+        await dispatcher.run(stop)
+    finally:
+        await engine.dispose()
+        log.info("worker %s stopped", dispatcher.worker_id)

@@ -1,0 +1,99 @@
+"""Real RabbitMQ (127.0.0.1:5672) and a real SMTP server (aiosmtpd on loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from email import message_from_bytes
+from typing import Any
+
+import aio_pika
+import pytest
+from aiosmtpd.controller import Controller
+
+RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+def _rabbit_answers() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5672), 1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def rabbit_url() -> str:
+    if not _rabbit_answers():
+        if os.environ.get("CI") == "true":
+            pytest.fail("RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
+                        pytrace=False)
+        pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
+    return RABBIT_URL
+
+
+@dataclass
+class Inbox:
+    """A queue bound to a fresh exchange, and what arrived in it."""
+
+    connection: aio_pika.abc.AbstractRobustConnection
+    queue: aio_pika.abc.AbstractQueue
+    exchange: str
+    routing_key: str
+    received: list[aio_pika.abc.AbstractIncomingMessage] = field(default_factory=list)
+
+    async def drain(self, expected: int, timeout: float = 10.0) -> list[Any]:
+        """Waits until ``expected`` messages arrived (or the timeout), returns all so far."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while len(self.received) < expected and loop.time() < deadline:
+            message = await self.queue.get(fail=False, no_ack=True)
+            if message is None:
+                await asyncio.sleep(0.05)
+                continue
+            self.received.append(message)
+        return self.received
+
+
+@pytest.fixture
+async def inbox(rabbit_url: str) -> AsyncIterator[Inbox]:
+    connection = await aio_pika.connect_robust(rabbit_url)
+    channel = await connection.channel()
+    name = f"test-{uuid.uuid4().hex[:8]}"
+    exchange = await channel.declare_exchange(name, aio_pika.ExchangeType.DIRECT,
+                                              auto_delete=True)
+    queue = await channel.declare_queue(name, exclusive=True)
+    await queue.bind(exchange, routing_key="user.actions")
+    yield Inbox(connection, queue, name, "user.actions")
+    await connection.close()
+
+
+@dataclass
+class Mailbox:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        parsed = message_from_bytes(envelope.content)
+        self.messages.append({
+            "from": envelope.mail_from, "to": sorted(envelope.rcpt_tos),
+            "subject": parsed["Subject"], "body": parsed.get_payload(),
+        })
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[tuple[Mailbox, int]]:
+    mailbox = Mailbox()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = Controller(mailbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield mailbox, port
+    finally:
+        controller.stop()
