@@ -59,6 +59,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         app.state.engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
+        batch_size=settings.dispatcher_batch_size,
     )
     stop = asyncio.Event()
     task = asyncio.create_task(dispatcher.run(stop))

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     dispatcher_poll_seconds: float = Field(default=0.5, gt=0, le=60)
     # A claimed subscription is held this long; a batch must finish well within it.
     dispatcher_lease_seconds: float = Field(default=60, ge=1, le=3600)
+    dispatcher_batch_size: int = Field(default=200, ge=1, le=10_000)
     # Extra fields accepted by `cloudadmin load` beyond the contract: none by default.
 
     @property

@@ -46,16 +46,15 @@ class Inbox:
     routing_key: str
     received: list[aio_pika.abc.AbstractIncomingMessage] = field(default_factory=list)
 
+    async def on_message(self, message: aio_pika.abc.AbstractIncomingMessage) -> None:
+        self.received.append(message)
+
     async def drain(self, expected: int, timeout: float = 10.0) -> list[Any]:
         """Waits until ``expected`` messages arrived (or the timeout), returns all so far."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while len(self.received) < expected and loop.time() < deadline:
-            message = await self.queue.get(fail=False, no_ack=True)
-            if message is None:
-                await asyncio.sleep(0.05)
-                continue
-            self.received.append(message)
+            await asyncio.sleep(0.02)
         return self.received
 
 
@@ -68,7 +67,9 @@ async def inbox(rabbit_url: str) -> AsyncIterator[Inbox]:
                                               auto_delete=True)
     queue = await channel.declare_queue(name, exclusive=True)
     await queue.bind(exchange, routing_key="user.actions")
-    yield Inbox(connection, queue, name, "user.actions")
+    box = Inbox(connection, queue, name, "user.actions")
+    await queue.consume(box.on_message, no_ack=True)
+    yield box
     await connection.close()
 
 

@@ -20,6 +20,7 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         engine, SecretBox(settings.resolved_secret_key()),
         lanes=lanes or settings.dispatcher_lanes, poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
+        batch_size=settings.dispatcher_batch_size,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,0 +1,137 @@
+"""`cloudadmin worker` processes: crash safety and sharing the work (real RabbitMQ)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.config import Settings
+from cloudadmin.db.models import EventDelivery, UserActionEvent
+from cloudadmin.db.types import utcnow
+from tests.events.conftest import Inbox
+from tests.events.helpers import make_subscription
+from tests.factories import make_client
+
+pytestmark = pytest.mark.slow
+
+
+async def owe_events(session: AsyncSession, subscription_ids: list[int], per_sub: int) -> set[str]:
+    """Puts ``per_sub`` events per subscription straight into the outbox."""
+    now = utcnow()
+    events, deliveries, ids = [], [], set()
+    n = 0
+    for sid in subscription_ids:
+        for _ in range(per_sub):
+            n += 1
+            event_id = f"00000000-0000-4000-8000-{n:012d}"
+            ids.add(event_id)
+            events.append({"id": n, "event_id": event_id, "client_id": 1, "reseller_id": None,
+                           "body": {"id": event_id, "n": n}, "created_at": now})
+            deliveries.append({"id": n, "event_id": n, "subscription_id": sid,
+                               "delivered": False})
+    for start in range(0, len(events), 5000):
+        await session.execute(insert(UserActionEvent), events[start:start + 5000])
+        await session.execute(insert(EventDelivery), deliveries[start:start + 5000])
+    await session.commit()
+    return ids
+
+
+def start_worker(settings: Settings, tmp: Path, name: str, **env: str) -> subprocess.Popen:
+    environment = {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": settings.effective_database_url,
+        "CLOUDADMIN_SECRET_KEY": settings.resolved_secret_key(),
+        "CLOUDADMIN_DATA_DIR": str(tmp),
+        "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
+        "CLOUDADMIN_DISPATCHER_LEASE_SECONDS": "6",
+        **env,
+    }
+    log = (tmp / f"{name}.log").open("w")
+    return subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=environment,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+async def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+class TestWorkerCrash:
+    async def test_sigkill_mid_batch_loses_nothing(
+        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
+        settings: Settings, tmp_path: Path,
+    ):
+        account = await make_client(session)
+        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        expected = await owe_events(session, [sub.id], 3000)
+        first = start_worker(settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="50")
+        try:
+            assert await wait_for(lambda: len(inbox.received) > 0, 60), "nothing delivered"
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=10)
+        finally:
+            stop(first)
+        await asyncio.sleep(0.3)
+        assert len({m.message_id for m in inbox.received}) < len(expected), "killed too late"
+        second = start_worker(settings, tmp_path, "second")
+        try:
+            assert await wait_for(
+                lambda: {m.message_id for m in inbox.received} >= expected, 90
+            ), "events lost"
+        finally:
+            stop(second)
+        assert second.returncode == 0
+
+
+class TestTwoWorkers:
+    async def test_share_10000_events_without_loss_or_double_publishing(
+        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
+        settings: Settings, tmp_path: Path, dialect: str,
+    ):
+        if dialect != "postgresql":
+            pytest.skip("several workers need PostgreSQL (SQLite allows one dispatcher)")
+        subs = []
+        for _ in range(20):
+            account = await make_client(session)
+            sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+                                          exchange=inbox.exchange,
+                                          routing_key=inbox.routing_key)
+            subs.append(sub.id)
+        expected = await owe_events(session, subs, 500)
+        workers = [start_worker(settings, tmp_path, f"w{i}") for i in range(2)]
+        try:
+            await wait_for(lambda: len(inbox.received) >= len(expected), 180)
+            await asyncio.sleep(1.0)  # a late duplicate would show up now
+        finally:
+            for w in workers:
+                stop(w)
+        received = [m.message_id for m in inbox.received]
+        assert set(received) == expected
+        assert len(received) == len(expected), "an event was published twice"
+        shares = []
+        for i in range(2):
+            text = (tmp_path / f"w{i}.log").read_text()
+            line = next(ln for ln in text.splitlines() if "delivered" in ln and "stopping" in ln)
+            shares.append(int(line.rsplit("delivered", 1)[1].split()[0]))
+        assert sum(shares) == len(expected) and min(shares) > 0, shares
