@@ -86,8 +86,9 @@ def _load_demo(settings: Settings, host: str, port: int) -> None:
     document, keys = build_demo()
     asyncio.run(load_into(settings, document))
     typer.echo("demo landscape loaded; one API key per kind of caller:")
+    width = max(len(kind) for kind in keys)
     for kind, token in keys.items():
-        typer.echo(f"  {kind:<14} {token}")
+        typer.echo(f"  {kind:<{width}}  {token}")
     some = keys.get("reseller") or next(iter(keys.values()))
     typer.echo(
         f"try: curl -H 'Authorization: apikey {some}' "

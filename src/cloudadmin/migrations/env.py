@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -11,6 +12,10 @@ from cloudadmin.config import get_settings
 from cloudadmin.db import models  # noqa: F401  (registers every table)
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
+
+# SQLite cannot reflect expression indexes (lower(email)); batch mode reflects tables
+# and would say so on every start. The indexes are created and dropped explicitly.
+warnings.filterwarnings("ignore", message="Skipped unsupported reflection of expression-based")
 
 config = context.config
 target_metadata = Base.metadata
