@@ -1,0 +1,1 @@
+"""AMQP subscriptions to user action events (operation 18 and its companions)."""

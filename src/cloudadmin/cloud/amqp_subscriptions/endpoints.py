@@ -1,0 +1,114 @@
+"""AMQP subscriptions: subscribe, unsubscribe, read, list, update (operation 18)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.amqp_subscriptions import service
+from cloudadmin.cloud.amqp_subscriptions.schemas import (
+    AmqpSubscription,
+    AmqpSubscriptionCreate,
+    AmqpSubscriptionList,
+    AmqpSubscriptionUpdate,
+)
+from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.route import ApiRoute
+
+router = APIRouter(route_class=ApiRoute, tags=["User actions: AMQP subscriptions"])
+
+BASE = "/cloud/v1/user_actions"
+SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscription ID")]
+_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def _box(request: Request) -> SecretBox:
+    return request.app.state.secret_box  # type: ignore[no-any-return]
+
+
+@router.post(
+    f"{BASE}/subscribe_amqp",
+    status_code=204,
+    response_class=Response,
+    name="subscribe_amqp",
+    summary="Subscribe to user actions over AMQP",
+    description="Creates the caller's account's subscription (one per account). "
+    "Administrators of the account; operators (for their own account).",
+    responses={409: {"description": "The account already has a subscription", **_ERR}},
+)
+async def subscribe_amqp(
+    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
+) -> Response:
+    await service.subscribe(session, actor, _box(request), body)
+    return Response(status_code=204)
+
+
+@router.post(
+    f"{BASE}/unsubscribe_amqp",
+    status_code=204,
+    response_class=Response,
+    name="unsubscribe_amqp",
+    summary="Unsubscribe from user actions over AMQP",
+    description="Deletes the caller's account's subscription; 404 when there is none.",
+)
+async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
+    await service.unsubscribe(session, actor)
+    return Response(status_code=204)
+
+
+@router.get(
+    f"{BASE}/amqp_subscriptions_list",
+    response_model=AmqpSubscriptionList,
+    name="list_amqp_subscriptions",
+    summary="List AMQP subscriptions",
+    description="The caller's account's subscription (operators: every account's). "
+    "Passwords are masked.",
+)
+async def list_amqp_subscriptions(
+    request: Request,
+    session: Session,
+    caller: CurrentCaller,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+    client_id: Annotated[
+        int | None, Query(ge=0, le=INT32_MAX, description="Only this account's.")
+    ] = None,
+) -> AmqpSubscriptionList:
+    return await service.list_(
+        session, caller, _box(request), client_id=client_id, limit=limit, offset=offset
+    )
+
+
+@router.get(
+    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
+    response_model=AmqpSubscription,
+    name="get_amqp_subscription",
+    summary="Read an AMQP subscription",
+    description="Any user of the owning account; operators. The password is masked.",
+)
+async def get_amqp_subscription(
+    subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
+) -> AmqpSubscription:
+    return await service.get(session, caller, _box(request), subscription_id)
+
+
+@router.patch(
+    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
+    response_model=AmqpSubscription,
+    name="update_amqp_subscription",
+    summary="Update an AMQP subscription",
+    description="Partial: only the fields sent change. The connection string is validated "
+    "and stored encrypted; the answer masks its password. Administrators of the owning "
+    "account; operators.",
+)
+async def update_amqp_subscription(
+    subscription_id: SubscriptionId,
+    body: AmqpSubscriptionUpdate,
+    request: Request,
+    session: Session,
+    actor: CurrentActor,
+) -> AmqpSubscription:
+    return await service.update(session, actor, _box(request), subscription_id, body)

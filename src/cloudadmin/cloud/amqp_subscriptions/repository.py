@@ -1,0 +1,45 @@
+"""AMQP subscription queries, always from what the caller may see."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models import AmqpSubscription, Client
+
+
+def _visible(caller: Caller):  # type: ignore[no-untyped-def]
+    stmt = select(AmqpSubscription, Client).join(Client, Client.id == AmqpSubscription.client_id)
+    if not caller.is_operator:
+        stmt = stmt.where(AmqpSubscription.client_id == caller.account_id)
+    return stmt
+
+
+async def get_visible(
+    session: AsyncSession, caller: Caller, subscription_id: int
+) -> tuple[AmqpSubscription, Client] | None:
+    row = (await session.execute(
+        _visible(caller).where(AmqpSubscription.id == subscription_id)
+    )).first()
+    return None if row is None else (row[0], row[1])
+
+
+async def of_account(session: AsyncSession, account_id: int) -> AmqpSubscription | None:
+    stmt = select(AmqpSubscription).where(AmqpSubscription.client_id == account_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def list_visible(
+    session: AsyncSession, caller: Caller, *, client_id: int | None, limit: int, offset: int
+) -> tuple[int, Sequence[AmqpSubscription]]:
+    stmt = _visible(caller)
+    if client_id is not None:
+        stmt = stmt.where(AmqpSubscription.client_id == client_id)
+    count = await session.execute(select(func.count()).select_from(stmt.subquery()))
+    rows = await session.execute(
+        stmt.order_by(AmqpSubscription.id).limit(limit).offset(offset)
+    )
+    return int(count.scalar_one()), [r[0] for r in rows.all()]

@@ -1,0 +1,54 @@
+"""Wire shapes of AMQP subscriptions to user action events."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_CONNECTION_DOC = dict(
+    description="amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, "
+    "password and virtual host may be percent-encoded (the default virtual host '/' is %2F).",
+    examples=["amqps://events:s3cret@broker.example:5671/%2F"],
+)
+
+
+
+class AmqpSubscriptionCreate(BaseModel):
+    """Body of POST subscribe_amqp."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    connection_string: str = Field(**_CONNECTION_DOC)  # type: ignore[call-overload]
+    exchange: str | None = Field(default=None, max_length=255, description="Exchange name.")
+    receive_child_client_events: bool = Field(
+        default=False,
+        description="Also receive the user actions of the clients whose reseller is this "
+        "account.",
+    )
+    routing_key: str | None = Field(default=None, max_length=255)
+
+
+class AmqpSubscriptionUpdate(BaseModel):
+    """Body of PATCH: every field optional; only the fields sent change."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    connection_string: str | None = Field(default=None, **_CONNECTION_DOC)  # type: ignore[call-overload]
+    exchange: str | None = Field(default=None, max_length=255, description="Null clears it.")
+    receive_child_client_events: bool | None = None
+    routing_key: str | None = Field(default=None, max_length=255, description="Null clears it.")
+
+
+class AmqpSubscription(BaseModel):
+    connection_string: str = Field(
+        description="The connection string with its password masked: "
+        "amqp://user:***@host:5672/vhost."
+    )
+    exchange: str | None
+    id: int
+    receive_child_client_events: bool
+    routing_key: str | None
+
+
+class AmqpSubscriptionList(BaseModel):
+    count: int = Field(ge=0)
+    results: list[AmqpSubscription]

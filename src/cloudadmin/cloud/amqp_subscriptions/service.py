@@ -1,0 +1,142 @@
+"""AMQP subscriptions: one per account. Any user of the account reads it (masked);
+its administrators (and operators) subscribe, update and unsubscribe (access.md row 18).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.cloud import scoping
+from cloudadmin.cloud.amqp_subscriptions import repository
+from cloudadmin.cloud.amqp_subscriptions.connection import validated
+from cloudadmin.cloud.amqp_subscriptions.schemas import (
+    AmqpSubscription,
+    AmqpSubscriptionCreate,
+    AmqpSubscriptionList,
+    AmqpSubscriptionUpdate,
+)
+from cloudadmin.db.models import AmqpSubscription as SubscriptionRow
+from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.redact import mask_url_password
+
+API_GROUP = "amqp_subscription"
+NOT_NULL = "This field may not be null."
+
+
+def _out(row: SubscriptionRow, box: SecretBox) -> AmqpSubscription:
+    return AmqpSubscription(
+        connection_string=mask_url_password(box.decrypt(row.connection_string_encrypted)),
+        exchange=row.exchange,
+        id=row.id,
+        receive_child_client_events=row.receive_child_client_events,
+        routing_key=row.routing_key,
+    )
+
+
+async def _record(
+    session: AsyncSession, actor: Actor, action: str, row: SubscriptionRow,
+    reseller_id: int | None, changes: dict[str, Any],
+) -> None:
+    if "connection_string" in changes:
+        changes = {**changes, "connection_string": mask_url_password(changes["connection_string"])}
+    await user_actions.record(
+        session, actor, action_type=action, api_group=API_GROUP,
+        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
+        reseller_id=reseller_id, action_data=changes,
+    )
+
+
+async def subscribe(
+    session: AsyncSession, actor: Actor, box: SecretBox, body: AmqpSubscriptionCreate
+) -> None:
+    caller = actor.caller
+    scoping.require_admin(caller)
+    plain = validated(body.connection_string)
+    existing = await repository.of_account(session, caller.account_id)
+    if existing is not None:
+        raise Conflict(
+            f"The account already has AMQP subscription {existing.id}; "
+            "update it or unsubscribe first."
+        )
+    row = SubscriptionRow(
+        client_id=caller.account_id,
+        connection_string_encrypted=box.encrypt(plain),
+        exchange=body.exchange,
+        routing_key=body.routing_key,
+        receive_child_client_events=body.receive_child_client_events,
+    )
+    session.add(row)
+    await session.flush()
+    await _record(session, actor, "create", row, caller.account_reseller_id,
+                  body.model_dump(include={"connection_string", "exchange", "routing_key",
+                                           "receive_child_client_events"}))
+
+
+async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
+    caller = actor.caller
+    scoping.require_admin(caller)
+    row = await repository.of_account(session, caller.account_id)
+    if row is None:
+        raise NotFound("The account has no AMQP subscription.")
+    await _record(session, actor, "delete", row, caller.account_reseller_id, {})
+    await session.delete(row)
+    await session.flush()
+
+
+async def get(
+    session: AsyncSession, caller: Caller, box: SecretBox, subscription_id: int
+) -> AmqpSubscription:
+    found = await repository.get_visible(session, caller, subscription_id)
+    if found is None:
+        raise NotFound("AMQP subscription not found.")
+    return _out(found[0], box)
+
+
+async def list_(
+    session: AsyncSession, caller: Caller, box: SecretBox, *, client_id: int | None,
+    limit: int, offset: int,
+) -> AmqpSubscriptionList:
+    count, rows = await repository.list_visible(
+        session, caller, client_id=client_id, limit=limit, offset=offset
+    )
+    return AmqpSubscriptionList(count=count, results=[_out(r, box) for r in rows])
+
+
+async def update(
+    session: AsyncSession, actor: Actor, box: SecretBox, subscription_id: int,
+    body: AmqpSubscriptionUpdate,
+) -> AmqpSubscription:
+    caller = actor.caller
+    found = await repository.get_visible(session, caller, subscription_id)
+    if found is None:
+        raise NotFound("AMQP subscription not found.")
+    row, owner = found
+    scoping.require_admin(caller)
+    sent = body.model_fields_set
+    nulls: dict[str, list[str]] = {
+        name: [NOT_NULL]
+        for name in ("connection_string", "receive_child_client_events")
+        if name in sent and getattr(body, name) is None
+    }
+    if nulls:
+        raise ValidationError(fields=nulls)
+    changes: dict[str, Any] = {}
+    if "connection_string" in sent:
+        plain = validated(body.connection_string or "")
+        if plain != box.decrypt(row.connection_string_encrypted):
+            row.connection_string_encrypted = box.encrypt(plain)
+            changes["connection_string"] = plain
+    for name in ("exchange", "routing_key", "receive_child_client_events"):
+        if name in sent and getattr(row, name) != getattr(body, name):
+            setattr(row, name, getattr(body, name))
+            changes[name] = getattr(body, name)
+    await session.flush()
+    if changes:
+        await _record(session, actor, "update", row, owner.reseller_id, changes)
+    return _out(row, box)

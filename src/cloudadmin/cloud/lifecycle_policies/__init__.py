@@ -1,0 +1,1 @@
+"""Snapshot lifecycle policies: read (operation 15)."""

@@ -1,0 +1,39 @@
+"""GET /cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id} (operation 15)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from cloudadmin.auth.deps import CurrentCaller, Session
+from cloudadmin.cloud.lifecycle_policies import service
+from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy
+from cloudadmin.cloud.scoping import INT32_MAX, ProjectId, RegionId
+from cloudadmin.web.route import ApiRoute
+
+router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
+
+
+@router.get(
+    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}",
+    response_model=LifecyclePolicy,
+    name="get_lifecycle_policy",
+    summary="Read a snapshot lifecycle policy",
+    description="Any user of the account that owns the project; operators. `schedules` holds "
+    "`cron` and `interval` schedules (discriminated by `type`); `volumes` is filled only "
+    "with `need_volumes=true` and is null otherwise.",
+)
+async def get_lifecycle_policy(
+    project_id: ProjectId,
+    region_id: RegionId,
+    policy_id: Annotated[int, Path(ge=1, le=INT32_MAX, description="Policy ID")],
+    session: Session,
+    caller: CurrentCaller,
+    need_volumes: Annotated[
+        bool, Query(description="Include the policy's volumes (null otherwise).")
+    ] = False,
+) -> LifecyclePolicy:
+    return await service.get(
+        session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
+    )

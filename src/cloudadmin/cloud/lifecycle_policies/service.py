@@ -1,0 +1,75 @@
+"""Lifecycle policies: any user of the owning account reads (access.md row 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.cloud import scoping
+from cloudadmin.cloud.lifecycle_policies import repository
+from cloudadmin.cloud.lifecycle_policies.schemas import (
+    CronSchedule,
+    IntervalSchedule,
+    LifecyclePolicy,
+    PolicyVolume,
+    RetentionTime,
+)
+from cloudadmin.db.models import LifecyclePolicy as PolicyRow
+from cloudadmin.errors import NotFound
+
+# Stored schedules keep only what was written; absent fields read as these.
+_CRON_DEFAULTS = {
+    "minute": "*", "hour": "*", "day": "*", "month": "*", "week": "*", "day_of_week": "*",
+    "timezone": "UTC",
+}  # fmt: skip
+_INTERVAL_FIELDS = ("weeks", "days", "hours", "minutes")
+
+
+def _retention(raw: Any) -> RetentionTime | None:
+    if not isinstance(raw, dict):
+        return None
+    return RetentionTime(**{k: int(raw.get(k) or 0) for k in ("days", "hours", "minutes", "weeks")})
+
+
+def _schedule(raw: dict[str, Any], policy: PolicyRow) -> CronSchedule | IntervalSchedule:
+    common: dict[str, Any] = {
+        "id": str(raw.get("id") or ""),
+        "max_quantity": int(raw.get("max_quantity") or 0),
+        "owner": raw.get("owner") or "lifecycle_policy",
+        "owner_id": int(raw.get("owner_id") or policy.id),
+        "retention_time": _retention(raw.get("retention_time")),
+        "resource_name_template": raw.get("resource_name_template"),
+        "user_id": int(raw.get("user_id") or policy.user_id),
+    }
+    if raw.get("type") == "interval":
+        times = {k: int(raw.get(k) or 0) for k in _INTERVAL_FIELDS}
+        return IntervalSchedule(type="interval", **common, **times)
+    cron = {k: str(raw[k]) if raw.get(k) is not None else v for k, v in _CRON_DEFAULTS.items()}
+    return CronSchedule(type="cron", **common, **cron)
+
+
+def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
+    return LifecyclePolicy(
+        action=row.action,
+        id=row.id,
+        name=row.name,
+        project_id=row.project_id,
+        region_id=row.region_id,
+        schedules=[_schedule(s, row) for s in row.schedules or []],
+        status=row.status,  # type: ignore[arg-type]
+        user_id=row.user_id,
+        volumes=[PolicyVolume(**v) for v in row.volumes or []] if need_volumes else None,
+    )
+
+
+async def get(
+    session: AsyncSession, caller: Caller, project_id: int, region_id: int, policy_id: int,
+    *, need_volumes: bool,
+) -> LifecyclePolicy:
+    project = await scoping.visible_project(session, caller, project_id)
+    row = await repository.get_in(session, project.id, region_id, policy_id)
+    if row is None:
+        raise NotFound("Lifecycle policy not found.")
+    return _out(row, need_volumes=need_volumes)

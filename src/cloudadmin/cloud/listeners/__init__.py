@@ -1,0 +1,1 @@
+"""Load balancer listeners: read, list and rename (operation 14)."""

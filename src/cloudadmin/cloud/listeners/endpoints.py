@@ -1,0 +1,89 @@
+"""Listeners: GET list, GET one, PATCH rename (operation 14)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Path, Query
+
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.listeners import service
+from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerRename
+from cloudadmin.cloud.scoping import Limit, Offset, ProjectId, RegionId
+from cloudadmin.web.route import ApiRoute
+
+router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])
+
+ListenerId = Annotated[UUID, Path(description="Listener ID (UUID)")]
+ShowStats = Annotated[
+    bool, Query(description="Fill `stats` (null otherwise).")
+]
+_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+@router.get(
+    "/cloud/v1/lblisteners/{project_id}/{region_id}",
+    response_model=ListenerList,
+    name="list_lblisteners",
+    summary="List load balancer listeners",
+)
+async def list_listeners(
+    project_id: ProjectId,
+    region_id: RegionId,
+    session: Session,
+    caller: CurrentCaller,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+    show_stats: ShowStats = False,
+    load_balancer_id: Annotated[
+        UUID | None, Query(description="Only the listeners of this load balancer.")
+    ] = None,
+) -> ListenerList:
+    return await service.list_(
+        session, caller, project_id, region_id,
+        load_balancer_id=None if load_balancer_id is None else str(load_balancer_id),
+        show_stats=show_stats, limit=limit, offset=offset,
+    )
+
+
+@router.get(
+    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
+    response_model=Listener,
+    name="get_lblistener",
+    summary="Read a load balancer listener",
+)
+async def get_listener(
+    project_id: ProjectId,
+    region_id: RegionId,
+    listener_id: ListenerId,
+    session: Session,
+    caller: CurrentCaller,
+    show_stats: ShowStats = False,
+) -> Listener:
+    return await service.get(
+        session, caller, project_id, region_id, str(listener_id), show_stats=show_stats
+    )
+
+
+@router.patch(
+    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
+    response_model=Listener,
+    name="rename_lblistener",
+    summary="Rename a load balancer listener",
+    description="Changes only the name. A listener whose `task_id` is set is locked by that "
+    "task: the answer is 409 ConflictError naming the task and nothing changes. "
+    "Client administrators and Engineers of the owning account; operators.",
+    responses={409: {"description": "The listener is locked by a task", **_ERR}},
+)
+async def rename_listener(
+    project_id: ProjectId,
+    region_id: RegionId,
+    listener_id: ListenerId,
+    body: ListenerRename,
+    session: Session,
+    actor: CurrentActor,
+) -> Listener:
+    return await service.rename(
+        session, actor, project_id, region_id, str(listener_id), body.name
+    )

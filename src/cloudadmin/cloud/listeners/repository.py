@@ -1,0 +1,69 @@
+"""Listener queries, always inside one project and region."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.models import Listener
+
+
+async def get_in(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str
+) -> Listener | None:
+    stmt = (
+        select(Listener)
+        .where(
+            Listener.id == listener_id,
+            Listener.project_id == project_id,
+            Listener.region_id == region_id,
+        )
+        .execution_options(populate_existing=True)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def list_in(
+    session: AsyncSession,
+    project_id: int,
+    region_id: int,
+    *,
+    load_balancer_id: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, Sequence[Listener]]:
+    conds = [Listener.project_id == project_id, Listener.region_id == region_id]
+    if load_balancer_id is not None:
+        conds.append(Listener.load_balancer_id == load_balancer_id)
+    count = (await session.execute(select(func.count()).select_from(Listener).where(*conds)))
+    rows = await session.execute(
+        select(Listener).where(*conds).order_by(Listener.name, Listener.id)
+        .limit(limit).offset(offset)
+    )
+    return int(count.scalar_one()), rows.scalars().all()
+
+
+async def rename_if_unlocked(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str, name: str
+) -> bool:
+    """One conditional UPDATE: renames only while no task holds the lock.
+
+    The condition is evaluated by the database on the row it writes (PostgreSQL
+    re-checks it after waiting for a concurrent writer's row lock), so a lock taken
+    concurrently is never overwritten.
+    """
+    stmt = (
+        update(Listener)
+        .where(
+            Listener.id == listener_id,
+            Listener.project_id == project_id,
+            Listener.region_id == region_id,
+            Listener.task_id.is_(None),
+        )
+        .values(name=name)
+        .execution_options(synchronize_session=False)
+    )
+    result = await session.execute(stmt)
+    return bool(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,105 @@
+"""Listeners: any user of the owning account reads, administrators and engineers
+rename (access.md row 14); a listener locked by a task cannot be renamed."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.cloud import scoping
+from cloudadmin.cloud.listeners import repository
+from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerStats, ListenerUser
+from cloudadmin.db.models import Listener as ListenerRow
+from cloudadmin.errors import Conflict, NotFound
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
+
+_STATS = ("active_connections", "bytes_in", "bytes_out", "request_errors", "total_connections")
+
+
+def _out(row: ListenerRow, *, show_stats: bool) -> Listener:
+    stats = None
+    if show_stats:
+        raw = row.stats or {}
+        stats = ListenerStats(**{k: int(raw.get(k) or 0) for k in _STATS})
+    return Listener(
+        allowed_cidrs=row.allowed_cidrs,
+        admin_state_up=True,
+        connection_limit=row.connection_limit,
+        creator_task_id=row.creator_task_id,
+        id=row.id,
+        insert_headers=dict(row.insert_headers or {}),
+        load_balancer_id=row.load_balancer_id,
+        name=row.name,
+        operating_status=row.operating_status,  # type: ignore[arg-type]
+        pool_count=row.pool_count,
+        protocol=row.protocol,  # type: ignore[arg-type]
+        protocol_port=row.protocol_port,
+        provisioning_status=row.provisioning_status,  # type: ignore[arg-type]
+        secret_id=row.secret_id,
+        sni_secret_id=row.sni_secret_id,
+        stats=stats,
+        task_id=row.task_id,
+        timeout_client_data=row.timeout_client_data,
+        timeout_member_connect=row.timeout_member_connect,
+        timeout_member_data=row.timeout_member_data,
+        user_list=[ListenerUser(**u) for u in row.user_list or []],
+    )
+
+
+async def _found(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str
+) -> ListenerRow:
+    row = await repository.get_in(session, project_id, region_id, listener_id)
+    if row is None:
+        raise NotFound("Listener not found.")
+    return row
+
+
+async def get(
+    session: AsyncSession, caller: Caller, project_id: int, region_id: int, listener_id: str,
+    *, show_stats: bool,
+) -> Listener:
+    project = await scoping.visible_project(session, caller, project_id)
+    row = await _found(session, project.id, region_id, listener_id)
+    return _out(row, show_stats=show_stats)
+
+
+async def list_(
+    session: AsyncSession, caller: Caller, project_id: int, region_id: int, *,
+    load_balancer_id: str | None, show_stats: bool, limit: int, offset: int,
+) -> ListenerList:
+    project = await scoping.visible_project(session, caller, project_id)
+    count, rows = await repository.list_in(
+        session, project.id, region_id, load_balancer_id=load_balancer_id,
+        limit=limit, offset=offset,
+    )
+    return ListenerList(count=count, results=[_out(r, show_stats=show_stats) for r in rows])
+
+
+async def rename(
+    session: AsyncSession, actor: Actor, project_id: int, region_id: int, listener_id: str,
+    name: str,
+) -> Listener:
+    caller = actor.caller
+    project = await scoping.visible_project(session, caller, project_id)
+    await _found(session, project.id, region_id, listener_id)
+    scoping.require_admin_or_engineer(caller)
+    if not await repository.rename_if_unlocked(session, project.id, region_id, listener_id, name):
+        # Nothing written: either a task holds the lock or the row went away meanwhile.
+        current = await _found(session, project.id, region_id, listener_id)
+        if current.task_id is not None:
+            raise Conflict(
+                f"Listener {listener_id} is locked by task {current.task_id}; "
+                "retry when the task has finished."
+            )
+        raise NotFound("Listener not found.")  # pragma: no cover - deleted concurrently
+    row = await _found(session, project.id, region_id, listener_id)
+    await user_actions.record(
+        session, actor, action_type="update", api_group="lblistener",
+        resources=[Resource("lblistener", listener_id)], client_id=project.client_id,
+        reseller_id=project.reseller_id,
+        action_data={"name": name},
+        project_id=project.id, region_id=region_id,
+    )
+    return _out(row, show_stats=False)

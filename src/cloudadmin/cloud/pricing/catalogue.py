@@ -1,0 +1,176 @@
+"""The price catalogue: per region, hourly prices as exact decimals.
+
+Rows are written by ``cloudadmin load`` (data-import.md ``prices``) or by
+:func:`load_prices_file` at start; a region without a row prices nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cloudadmin.db.models import PriceCatalogue, Region
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    region_id: int
+    currency_code: str
+    flavors: dict[str, Decimal]
+    volume_types: dict[str, Decimal]
+    public_ipv4_per_hour: Decimal
+    tax_percent: Decimal
+    discount_percent: Decimal
+
+
+def _dec(value: Any) -> Decimal:
+    return Decimal(str(value))
+
+
+async def prices_of_region(session: AsyncSession, region_id: int) -> Prices | None:
+    row = await session.get(PriceCatalogue, region_id)
+    if row is None:
+        return None
+    return Prices(
+        region_id=row.region_id,
+        currency_code=row.currency_code,
+        flavors={k: _dec(v) for k, v in (row.flavors or {}).items()},
+        volume_types={k: _dec(v) for k, v in (row.volume_types or {}).items()},
+        public_ipv4_per_hour=_dec(row.public_ipv4_per_hour or 0),
+        tax_percent=_dec(row.tax_percent or 0),
+        discount_percent=_dec(row.discount_percent or 0),
+    )
+
+
+# --- loading a prices file --------------------------------------------------------
+
+
+class PriceFileError(ValueError):
+    """A prices file that cannot be loaded; the message names the place (JSON pointer)."""
+
+
+def _amount(value: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
+        raise ValueError("must be a number")
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation as exc:
+        raise ValueError("must be a number") from exc
+    if not number.is_finite() or number < 0:
+        raise ValueError("must be a finite number, not negative")
+    return number
+
+
+Amount = Annotated[Decimal, BeforeValidator(_amount)]
+Percent = Annotated[Decimal, BeforeValidator(_amount), Field(le=100)]
+
+
+class PriceFileRecord(BaseModel):
+    """One region's prices, exactly as data-import.md ``prices``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    region_id: int = Field(ge=1)
+    currency_code: str = Field(pattern=r"^[A-Z]{3}$")
+    flavors: dict[str, Amount] = {}
+    volume_types: dict[str, Amount] = {}
+    public_ipv4_per_hour: Amount
+    tax_percent: Percent = Decimal(0)
+    discount_percent: Percent = Decimal(0)
+
+
+def parse_prices(document: Any) -> list[PriceFileRecord]:
+    """A list of price records, or an import document holding them under ``prices``."""
+    base = ""
+    if isinstance(document, dict):
+        unknown = set(document) - {"prices"}
+        if unknown:
+            raise PriceFileError(f"/{sorted(unknown)[0]}: unknown key (expected 'prices')")
+        document = document.get("prices", [])
+        base = "/prices"
+    if not isinstance(document, list):
+        raise PriceFileError(f"{base or '/'}: must be a list of price records")
+    records: list[PriceFileRecord] = []
+    seen: set[int] = set()
+    for index, raw in enumerate(document):
+        try:
+            record = PriceFileRecord.model_validate(raw)
+        except PydanticValidationError as exc:
+            err = exc.errors()[0]
+            where = "/".join(str(p) for p in err["loc"])
+            pointer = f"{base}/{index}" + (f"/{where}" if where else "")
+            raise PriceFileError(f"{pointer}: {err['msg']}") from exc
+        if record.region_id in seen:
+            raise PriceFileError(f"{base}/{index}/region_id: region {record.region_id} twice")
+        seen.add(record.region_id)
+        records.append(record)
+    return records
+
+
+async def upsert_prices(session: AsyncSession, records: list[PriceFileRecord]) -> None:
+    """Writes (or replaces) each region's catalogue; every region must exist."""
+    if not records:
+        return
+    wanted = {r.region_id for r in records}
+    found = set((await session.execute(select(Region.id).where(Region.id.in_(wanted))))
+                .scalars().all())
+    for index, record in enumerate(records):
+        if record.region_id not in found:
+            raise PriceFileError(
+                f"price record {index}: region_id {record.region_id} does not exist"
+            )
+    for record in records:
+        values = {
+            "currency_code": record.currency_code,
+            "flavors": {k: str(v) for k, v in record.flavors.items()},
+            "volume_types": {k: str(v) for k, v in record.volume_types.items()},
+            "public_ipv4_per_hour": str(record.public_ipv4_per_hour),
+            "tax_percent": str(record.tax_percent),
+            "discount_percent": str(record.discount_percent),
+        }
+        row = await session.get(PriceCatalogue, record.region_id)
+        if row is None:
+            session.add(PriceCatalogue(region_id=record.region_id, **values))
+        else:
+            for name, value in values.items():
+                setattr(row, name, value)
+    await session.flush()
+
+
+def read_prices_file(path: str | Path) -> list[PriceFileRecord]:
+    """The validated records of a prices JSON file (see :func:`load_prices_file`)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PriceFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+    try:
+        document = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise PriceFileError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    return parse_prices(document)
+
+
+async def load_prices_file(
+    sessionmaker: async_sessionmaker[AsyncSession], path: str | Path
+) -> int:
+    """Loads a prices JSON file into the catalogue in one transaction.
+
+    The file holds a list of data-import.md ``prices`` records, or a document with a
+    ``prices`` key. Existing regions' catalogues are replaced, others are kept.
+    Returns the number of catalogues written; raises :class:`PriceFileError`
+    (nothing written) when the file is unreadable or a record is wrong.
+    """
+    records = await asyncio.to_thread(read_prices_file, path)
+    async with sessionmaker() as session:
+        await upsert_prices(session, records)
+        await session.commit()
+    return len(records)

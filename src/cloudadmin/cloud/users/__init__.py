@@ -1,0 +1,1 @@
+"""Cloud users: the caller's account users (operation 17)."""

@@ -1,0 +1,35 @@
+"""GET /cloud/v1/users (operation 17)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from cloudadmin.auth.deps import CurrentCaller, Session
+from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
+from cloudadmin.cloud.users import service
+from cloudadmin.cloud.users.schemas import CloudUserList
+from cloudadmin.web.route import ApiRoute
+
+router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])
+
+
+@router.get(
+    "/cloud/v1/users",
+    response_model=CloudUserList,
+    name="list_cloud_users",
+    summary="List cloud users",
+    description="The users of the caller's account (deleted users are absent), by id. "
+    "`is_admin` means a member of Administrators.",
+)
+async def list_cloud_users(
+    session: Session,
+    caller: CurrentCaller,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+    user_id: Annotated[
+        int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")
+    ] = None,
+) -> CloudUserList:
+    return await service.list_users(session, caller, user_id=user_id, limit=limit, offset=offset)
