@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -68,6 +69,8 @@ def serve(
     _migrate(settings)
     if demo:
         _load_demo(settings, host, port)
+    if settings.prices_file is not None:
+        _load_prices(settings, settings.prices_file)
     uvicorn.run(
         "cloudadmin.app:create_app",
         factory=True,
@@ -77,6 +80,25 @@ def serve(
         log_config=log_config(settings),
         proxy_headers=True,
     )
+
+
+def _load_prices(settings: Settings, path: Path) -> None:
+    from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
+    from cloudadmin.db.engine import create_engine, create_sessionmaker
+
+    async def load() -> int:
+        engine = create_engine(settings)
+        try:
+            return await load_prices_file(create_sessionmaker(engine), path)
+        finally:
+            await engine.dispose()
+
+    try:
+        regions = asyncio.run(load())
+    except PriceFileError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"prices loaded from {path}: {regions} region(s)", err=True)
 
 
 def _load_demo(settings: Settings, host: str, port: int) -> None:

@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = 1024 * 1024
     max_upload_body_bytes: int = 6 * 1024 * 1024
     db_pool_size: int = 10
+    # A prices file (data-import.md `prices` records) loaded into the catalogue at start.
+    prices_file: Path | None = None
     # The events dispatcher runs inside `serve` unless turned off (then run `worker`s).
     run_dispatcher: bool = True
     dispatcher_lanes: int = Field(default=8, ge=1, le=64)

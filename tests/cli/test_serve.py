@@ -41,6 +41,10 @@ DOCUMENT = {
 }
 
 
+PRICES = {"region_id": 76, "currency_code": "EUR", "flavors": {"g1-standard-2-4": 0.05},
+          "volume_types": {"standard": 0.0001}, "public_ipv4_per_hour": 0.004}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -71,6 +75,9 @@ def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     doc.write_text(json.dumps(DOCUMENT))
     loaded = cli("load", str(doc), env=env)
     assert loaded.returncode == 0, loaded.stderr
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"prices": [PRICES]}))
+    env = {**env, "CLOUDADMIN_PRICES_FILE": str(prices)}
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -108,6 +115,17 @@ class TestServeAfterLoad:
                         headers={"Authorization": "apikey 2_reseller-secret"}).json()
         assert log["count"] == 1 and log["result"][0]["token"] == 2
         assert log["result"][0]["remote_ip_address"] == "127.0.0.1"
+
+    def test_prices_file_is_loaded_at_start(self, server: str):
+        r = httpx.post(f"{server}/cloud/v2/pricing/11/76/k8s/clusters",
+                       json={"pools": [{"flavor_id": "g1-standard-2-4", "node_count": 2,
+                                        "boot_volume_size": 10,
+                                        "boot_volume_type": "standard"}]},
+                       headers={"Authorization": "apikey 3_client-secret"})
+        assert r.status_code == 200, r.text
+        total = r.json()["total_price"]
+        assert total["price_status"] == "show" and total["currency_code"] == "EUR"
+        assert total["price_per_hour"] == pytest.approx(0.102)
 
     def test_refuses_unknown_key_and_is_ready(self, server: str):
         r = httpx.get(f"{server}/iam/activity_log/requests",
