@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
-from cloudadmin.cloud.amqp_subscriptions import service
+from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
     AmqpSubscriptionCreate,
@@ -43,6 +43,24 @@ async def subscribe_amqp(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
     await service.subscribe(session, actor, _box(request), body)
+    return Response(status_code=204)
+
+
+@router.post(
+    f"{BASE}/subscribe_amqp_test",
+    status_code=204,
+    response_class=Response,
+    name="subscribe_amqp_test",
+    summary="Send a test message to an AMQP broker",
+    description="Publishes one persistent test message (`{\"test\": true, ...}`) with the "
+    "given connection string, exchange and routing key, and waits for the broker's "
+    "confirmation. 400 naming `connection_string` with the broker's answer (password "
+    "masked) when it cannot be delivered. Nothing is stored. Administrators; operators.",
+)
+async def subscribe_amqp_test(
+    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor
+) -> Response:
+    await probe.send_test_message(session, actor, body)
     return Response(status_code=204)
 
 

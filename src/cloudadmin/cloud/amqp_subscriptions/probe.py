@@ -1,0 +1,43 @@
+"""POST subscribe_amqp_test: send one test message to a broker the caller names."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.cloud import scoping
+from cloudadmin.cloud.amqp_subscriptions.connection import validated
+from cloudadmin.cloud.amqp_subscriptions.schemas import AmqpSubscriptionCreate
+from cloudadmin.db.types import utcnow
+from cloudadmin.errors import ValidationError
+from cloudadmin.events.amqp import BrokerPool, PublishError
+from cloudadmin.events.user_actions import Actor
+from cloudadmin.kit.timeparse import isoformat_z
+
+
+async def send_test_message(
+    session: AsyncSession, actor: Actor, body: AmqpSubscriptionCreate
+) -> None:
+    """Publishes ``{"test": true, ...}`` with publisher confirms; 400 saying why when the
+    broker cannot be reached or refuses it. Nothing is stored."""
+    caller = actor.caller
+    scoping.require_admin(caller)
+    url = validated(body.connection_string)
+    # No database lock may be held while a remote broker is waited for.
+    await session.rollback()
+    message_id = str(uuid.uuid4())
+    message = {
+        "id": message_id, "test": True, "client_id": caller.account_id,
+        "user_id": caller.user_id, "timestamp": isoformat_z(utcnow()),
+        "request_id": actor.request_id,
+    }
+    pool = BrokerPool()
+    try:
+        await pool.publish(url, body.exchange, body.routing_key, [(message_id, message)])
+    except PublishError as exc:
+        raise ValidationError(
+            fields={"connection_string": [f"The broker refused the test message: {exc}"]}
+        ) from exc
+    finally:
+        await pool.close()
