@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Column, Integer, String, Table, Text, func
+from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, func, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from cloudadmin.db.base import Base
@@ -53,6 +53,11 @@ class Client(Base):
     service_statuses: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     paid_features: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     free_features: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # Personal product availability, {"CDN": true, "DNS": false, ...}; a product that is
+    # absent inherits the default. On a reseller account: the default for its clients.
+    service_availability: Mapped[dict[str, bool]] = mapped_column(
+        JSONType, default=dict, server_default=text("'{}'")
+    )
     entry_base_domain: Mapped[str | None] = mapped_column(String(255))
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     bill_type: Mapped[str] = mapped_column(String(50), default="postpaid")
@@ -104,6 +109,10 @@ class User(Base):
     @property
     def group_ids(self) -> set[int]:
         return {g.id for g in self.groups}
+
+
+# A login e-mail names one user, regardless of letter case.
+Index("uq_users_email_lower", func.lower(User.email), unique=True)
 
 
 class ApiKey(Base):

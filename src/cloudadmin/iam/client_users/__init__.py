@@ -1,0 +1,1 @@
+"""Users created inside an account: operation 3."""

@@ -1,0 +1,1 @@
+"""Client accounts: operation 1 (PATCH /iam/clients/{clientId})."""

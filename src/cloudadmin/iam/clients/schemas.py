@@ -1,0 +1,124 @@
+"""Wire shapes of the Client (account) resource and of its PATCH body (operation 1)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+
+AccountStatus = Literal[
+    "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
+]
+Product = Literal["CDN", "STORAGE", "STREAMING", "DNS", "DDOS", "CLOUD"]
+Lang = Literal["de", "en", "ru", "zh", "az"]
+AuthType = Literal["password", "sso", "github", "google-oauth2"]
+
+Email = Annotated[EmailStr, Field(max_length=254)]
+CompanyName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)
+]
+Text255 = Annotated[str, StringConstraints(max_length=255)]
+PhoneText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=50)]
+AccountId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+
+
+class GroupOut(BaseModel):
+    id: int
+    name: str
+
+
+class ServiceStatus(BaseModel):
+    status: str = Field(description="new, trial, trialend, active, paused, activating or "
+                        "deleted.")
+    enabled: bool = Field(description="true: the service is available in the control panel.")
+
+
+class ServiceStatuses(BaseModel):
+    CDN: ServiceStatus
+    CLOUD: ServiceStatus
+    DDOS: ServiceStatus
+    DNS: ServiceStatus
+    STORAGE: ServiceStatus
+    STREAMING: ServiceStatus
+
+
+class Feature(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    feature_id: int
+    name: str
+    service: str
+
+
+class EmbeddedUser(BaseModel):
+    """A user as embedded in a Client: the User fields id through auth_types."""
+
+    id: int
+    email: str
+    name: str | None
+    lang: Lang
+    phone: str | None
+    company: str
+    reseller: int = Field(description="Services provider (reseller account) ID.")
+    client: int = Field(description="Account ID of the user.")
+    deleted: bool
+    groups: list[GroupOut]
+    activated: bool
+    sso_auth: bool
+    two_fa: bool
+    auth_types: list[AuthType]
+
+
+class Client(BaseModel):
+    id: int
+    email: str
+    name: str | None
+    status: AccountStatus
+    companyName: str  # noqa: N815
+    currentUser: int  # noqa: N815
+    capabilities: list[Product]
+    serviceStatuses: ServiceStatuses  # noqa: N815
+    paidFeatures: dict[str, list[Feature]]  # noqa: N815
+    freeFeatures: dict[str, list[Feature]]  # noqa: N815
+    entryBaseDomain: str | None  # noqa: N815
+    deleted: bool
+    bill_type: str
+    is_test: bool
+    has_active_admin: bool
+    users: list[EmbeddedUser]
+    phone: str | None
+    website: str | None = None
+    signup_process: Literal["sign_up_full", "sign_up_simple"] | None
+    custom_id: str | None
+    country_code: str | None = None
+    seller: int | None
+    resellers: int | None = Field(description="Reseller ID (null for a top-level account).")
+    client_type: Literal["common", "reseller", "sales"]
+    owner: int | None = Field(description="ID of the user who created the client.")
+
+
+class ClientPatch(BaseModel):
+    """Every field optional; an absent field is left untouched. Only `custom_id`, `name`,
+    `phone` and `seller` take null. Read-only Client fields sent along are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    # A default of None is not validated: absent means "unchanged", while an explicit
+    # null for a non-nullable field fails validation (400).
+    email: Email = Field(default=None)  # type: ignore[assignment]
+    companyName: CompanyName = Field(default=None)  # type: ignore[assignment]  # noqa: N815
+    custom_id: Text255 | None = None
+    name: Text255 | None = None
+    phone: PhoneText | None = None
+    reseller: AccountId = Field(  # type: ignore[assignment]
+        default=None, description="Operator or reseller only: the reseller account."
+    )
+    seller: AccountId | None = Field(
+        default=None, description="Operator or reseller only: one of the reseller's sellers."
+    )
+    is_test: bool = Field(  # type: ignore[assignment]
+        default=None, description="Operator or reseller only."
+    )
+
+    def sent(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.model_fields_set}

@@ -1,0 +1,1 @@
+"""Branding settings, logo and favicon."""

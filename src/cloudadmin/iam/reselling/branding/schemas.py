@@ -1,0 +1,153 @@
+"""Wire shapes of a reseller's branding settings (operations 7, 8 and the PUT)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    EmailStr,
+    Field,
+    StringConstraints,
+)
+
+MAIL_PASSWORD_MASK = "********"
+
+Short = Annotated[str, StringConstraints(max_length=255)]
+Link = Annotated[str, StringConstraints(max_length=2048, pattern=r"^(https?://\S+)?$")]
+Color = Annotated[str, StringConstraints(max_length=32)]
+_HOSTNAME = re.compile(
+    r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+)?$"
+)
+
+
+def _hostname(value: str) -> str:
+    value = value.strip().lower()
+    if len(value) > 253 or not _HOSTNAME.match(value):
+        raise ValueError("Enter a valid domain name, e.g. mycompany.com.")
+    return value
+
+
+Domain = Annotated[str, AfterValidator(_hostname)]
+
+
+def _text_of_bool(value: Any) -> Any:
+    """showStatusPage is a string in the spec; a JSON boolean is taken as its text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _port_text(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _check_port(value: str | None) -> str | None:
+    if value and not (value.isdigit() and 1 <= int(value) <= 65535):
+        raise ValueError("Enter a port number from 1 to 65535.")
+    return value
+
+
+StatusPageText = Annotated[str, BeforeValidator(_text_of_bool), StringConstraints(max_length=255)]
+Port = Annotated[
+    str,
+    BeforeValidator(_port_text),
+    StringConstraints(max_length=5, pattern=r"^\d*$"),
+    AfterValidator(_check_port),
+]
+
+
+class Colors(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    header: Color | None = None
+    primary: Color | None = None
+    headerText: Color | None = None  # noqa: N815
+
+
+class PublicSettingsWrite(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    showApiDoc: bool  # noqa: N815
+    showStatusPage: StatusPageText  # noqa: N815
+    showKnowledgeBase: bool  # noqa: N815
+    showTickets: bool  # noqa: N815
+    brandName: Short | None = None  # noqa: N815
+    fromEmail: EmailStr | None = None  # noqa: N815
+    websiteLink: Link | None = None  # noqa: N815
+    supportEmail: Short | None = None  # noqa: N815
+    supportPhone: Short | None = None  # noqa: N815
+    agreementLink: Link | None = None  # noqa: N815
+    entryBaseDomain: Domain | None = None  # noqa: N815
+    colors: Colors = Field(default_factory=Colors)
+
+
+class PublicSettings(PublicSettingsWrite):
+    logo: str | None = Field(
+        default=None, description="URL of the uploaded logo (served by this service)."
+    )
+    favicon: str | None = Field(
+        default=None, description="URL of the uploaded favicon (served by this service)."
+    )
+
+
+class MailServerWrite(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tls: bool = False
+    host: Short | None = None
+    port: Port | None = None
+    login: Short | None = None
+    password: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        default=None,
+        description=f"Absent or `{MAIL_PASSWORD_MASK}`: keep the stored password; "
+        "null or empty: remove it; any other value: the new password (stored encrypted).",
+        json_schema_extra={"format": "password"},
+    )
+
+
+class MailServer(BaseModel):
+    tls: bool
+    host: str | None
+    port: str | None
+    login: str | None
+    password: str | None = Field(
+        description=f"`{MAIL_PASSWORD_MASK}` when a password is stored (never the password "
+        "itself), null when none is."
+    )
+
+
+class PrivateSettingsWrite(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    mailServer: MailServerWrite | None = None  # noqa: N815
+
+
+class PrivateSettings(BaseModel):
+    mailServer: MailServer  # noqa: N815
+
+
+class BrandingWrite(BaseModel):
+    """PUT body: replaces the settings. `reseller` and `deleted` are read-only (ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    domain: Domain = Field(description="Base control panel domain; may be empty.")
+    publicSettings: PublicSettingsWrite  # noqa: N815
+    privateSettings: PrivateSettingsWrite = Field(  # noqa: N815
+        default_factory=PrivateSettingsWrite
+    )
+
+
+class BrandingSettings(BaseModel):
+    domain: str
+    publicSettings: PublicSettings  # noqa: N815
+    privateSettings: PrivateSettings  # noqa: N815
+    reseller: int
+    deleted: bool

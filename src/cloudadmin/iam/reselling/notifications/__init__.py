@@ -1,0 +1,1 @@
+"""Notification settings of a reseller."""

@@ -1,0 +1,41 @@
+"""Notification setting queries, scoped to one reseller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.models import NotificationSetting
+
+
+async def count(session: AsyncSession, reseller_id: int) -> int:
+    stmt = select(func.count()).select_from(NotificationSetting).where(
+        NotificationSetting.reseller_id == reseller_id
+    )
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def page(
+    session: AsyncSession, reseller_id: int, order_by: list[Any], *, limit: int | None,
+    offset: int,
+) -> list[NotificationSetting]:
+    stmt = (
+        select(NotificationSetting)
+        .where(NotificationSetting.reseller_id == reseller_id)
+        .order_by(*order_by)
+        .offset(offset)
+    )
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def get(
+    session: AsyncSession, reseller_id: int, setting_id: int
+) -> NotificationSetting | None:
+    stmt = select(NotificationSetting).where(
+        NotificationSetting.id == setting_id, NotificationSetting.reseller_id == reseller_id
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()

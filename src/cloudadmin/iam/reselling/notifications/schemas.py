@@ -1,0 +1,43 @@
+"""Wire shapes of reseller notification settings (operations 9-11)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+
+NotificationType = Literal["deletion_request", "failed_login"]
+NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
+
+
+class NotificationSettingCreate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    notification_type: NotificationType
+    email: NotificationEmail
+    enabled: bool = True
+
+
+class NotificationSettingPatch(BaseModel):
+    """Partial: absent fields are left untouched; none of them takes null."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    notification_type: NotificationType = Field(default=None)  # type: ignore[assignment,arg-type]
+    email: NotificationEmail = Field(default=None)  # type: ignore[assignment]
+    enabled: bool = Field(default=None)  # type: ignore[assignment]
+
+
+class NotificationSetting(BaseModel):
+    id: int
+    reseller: int
+    notification_type: NotificationType
+    email: str
+    enabled: bool
+
+
+class NotificationSettingPage(BaseModel):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[NotificationSetting]

@@ -1,0 +1,132 @@
+"""Notification settings of one reseller (access.md rows 9-11): operator, or the reseller
+whose id it is; another reseller's id is a 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import URL
+
+from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.scoping import require
+from cloudadmin.db.models import Client
+from cloudadmin.db.models import NotificationSetting as Row
+from cloudadmin.errors import NotFound
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.iam.reselling.branding.repository import get_reseller
+from cloudadmin.iam.reselling.notifications import repository
+from cloudadmin.iam.reselling.notifications.schemas import (
+    NotificationSetting,
+    NotificationSettingCreate,
+    NotificationSettingPage,
+    NotificationSettingPatch,
+)
+from cloudadmin.kit.ordering import parse_ordering
+from cloudadmin.kit.pagination import page_links
+
+ORDERING = {
+    "id": Row.id,
+    "reseller": Row.reseller_id,
+    "notification_type": Row.notification_type,
+    "email": Row.email,
+    "enabled": Row.enabled,
+}
+RESELLER_NOT_FOUND = "Reseller not found."
+SETTING_NOT_FOUND = "Notification setting not found."
+
+
+def _out(row: Row) -> NotificationSetting:
+    return NotificationSetting(
+        id=row.id, reseller=row.reseller_id,
+        notification_type=row.notification_type,  # type: ignore[arg-type]
+        email=row.email, enabled=row.enabled,
+    )
+
+
+async def _reseller(session: AsyncSession, caller: Caller, reseller_id: int) -> Client:
+    require(caller, CallerKind.reseller)
+    if not caller.is_operator and reseller_id != caller.account_id:
+        raise NotFound(RESELLER_NOT_FOUND)
+    reseller = await get_reseller(session, reseller_id)
+    if reseller is None:
+        raise NotFound(RESELLER_NOT_FOUND)
+    return reseller
+
+
+async def _setting(
+    session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int
+) -> tuple[Client, Row]:
+    reseller = await _reseller(session, caller, reseller_id)
+    row = await repository.get(session, reseller.id, setting_id)
+    if row is None:
+        raise NotFound(SETTING_NOT_FOUND)
+    return reseller, row
+
+
+async def _record(
+    session: AsyncSession, actor: Actor, reseller: Client, row_id: int, action: str,
+    data: dict[str, Any],
+) -> None:
+    await user_actions.record(
+        session, actor, action_type=action, api_group="notification_settings",
+        resources=[Resource("notification_setting", row_id)], client_id=reseller.id,
+        reseller_id=reseller.reseller_id, action_data=data,
+    )
+
+
+async def list_settings(
+    session: AsyncSession, caller: Caller, reseller_id: int, *, limit: int | None, offset: int,
+    ordering: list[str] | None, url: URL,
+) -> NotificationSettingPage:
+    reseller = await _reseller(session, caller, reseller_id)
+    order_by = parse_ordering(ordering, ORDERING, tiebreak=Row.id)
+    total = await repository.count(session, reseller.id)
+    rows = await repository.page(session, reseller.id, order_by, limit=limit, offset=offset)
+    nxt, prev = (None, None) if limit is None else page_links(
+        url, count=total, limit=limit, offset=offset)
+    return NotificationSettingPage(count=total, next=nxt, previous=prev,
+                                   results=[_out(r) for r in rows])
+
+
+async def get(
+    session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int
+) -> NotificationSetting:
+    return _out((await _setting(session, caller, reseller_id, setting_id))[1])
+
+
+async def create(
+    session: AsyncSession, actor: Actor, reseller_id: int, body: NotificationSettingCreate
+) -> NotificationSetting:
+    reseller = await _reseller(session, actor.caller, reseller_id)
+    row = Row(reseller_id=reseller.id, notification_type=body.notification_type,
+              email=body.email, enabled=body.enabled)
+    session.add(row)
+    await session.flush()
+    await _record(session, actor, reseller, row.id, "create", body.model_dump(mode="json"))
+    return _out(row)
+
+
+async def update(
+    session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int,
+    body: NotificationSettingPatch,
+) -> NotificationSetting:
+    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id)
+    sent = {name: getattr(body, name) for name in body.model_fields_set}
+    changes = {k: v for k, v in sent.items() if getattr(row, k) != v}
+    for name, value in changes.items():
+        setattr(row, name, value)
+    await session.flush()
+    if changes:
+        await _record(session, actor, reseller, row.id, "update", changes)
+    return _out(row)
+
+
+async def delete(
+    session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int
+) -> None:
+    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id)
+    await session.delete(row)
+    await session.flush()
+    await _record(session, actor, reseller, setting_id, "delete", {})

@@ -1,0 +1,100 @@
+"""Wire shapes of user creation (operation 2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from cloudadmin.iam.clients.schemas import (
+    AccountId,
+    AuthType,
+    CompanyName,
+    Email,
+    GroupOut,
+    Lang,
+    PhoneText,
+    Product,
+    Text255,
+)
+from cloudadmin.iam.users.countries import COUNTRY_CODES
+
+
+def _country(value: str) -> str:
+    code = value.upper()
+    if code not in COUNTRY_CODES:
+        raise ValueError("Enter an ISO 3166-1 alpha-2 country code, e.g. DE.")
+    return code
+
+
+CountryCode = Annotated[
+    str, Field(min_length=2, max_length=2, pattern=r"^[A-Za-z]{2}$"), AfterValidator(_country)
+]
+Password = Annotated[str, Field(json_schema_extra={"format": "password", "writeOnly": True})]
+
+
+class ServiceAvailability(BaseModel):
+    product_name: Product
+    available: bool | None = Field(
+        description="null: inherit the reseller's default; true: available to this "
+        "client (still to be enabled by a service status change); false: unavailable."
+    )
+
+
+class UserCreate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    email: Email = Field(description="Login of the user; the client's e-mail by default.")
+    password: Password
+    company: CompanyName = Field(description="The new client's company name (unique).")
+    user_type: Literal["common"] = "common"
+    name: Text255 | None = Field(default=None, description="The client's name by default.")
+    phone: PhoneText | None = Field(default=None, description="The client's phone by default.")
+    seller: AccountId | None = Field(default=None, description="One of the reseller's sellers.")
+    services: list[ServiceAvailability] | None = None
+    lang: Lang = "en"
+    custom_id: Text255 | None = None
+    country_code: CountryCode | None = None
+    is_test: bool = False
+    reseller: AccountId | None = Field(
+        default=None,
+        description="Operators only: the reseller account the new client belongs to "
+        "(defaults to the operator's own account when that is a reseller).",
+    )
+
+    @field_validator("services")
+    @classmethod
+    def _one_entry_per_product(
+        cls, value: list[ServiceAvailability] | None
+    ) -> list[ServiceAvailability] | None:
+        names = [s.product_name for s in value or []]
+        if len(names) != len(set(names)):
+            raise ValueError("Each product_name may appear only once.")
+        return value
+
+
+class ClientAndRoles(BaseModel):
+    client_id: int
+    client_company_name: str
+    user_roles: list[str] = Field(description="Group ids as strings, e.g. [\"1\"].")
+    user_id: int
+
+
+class UserCreated(BaseModel):
+    id: int
+    email: str
+    name: str | None
+    lang: Lang
+    phone: str | None
+    company: str
+    reseller: int
+    client: int
+    deleted: bool
+    groups: list[GroupOut]
+    activated: bool
+    sso_auth: bool
+    two_fa: bool
+    auth_types: list[AuthType]
+    user_type: Literal["common", "reseller", "seller"]
+    is_active: bool
+    client_and_roles: list[ClientAndRoles]

@@ -1,0 +1,130 @@
+"""POST /iam/users: a new common account under a reseller and its first user."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.scoping import require
+from cloudadmin.db.models import Client, User
+from cloudadmin.db.models.accounts import ADMINISTRATORS
+from cloudadmin.errors import Conflict, ValidationError
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.iam.clients import products
+from cloudadmin.iam.clients import repository as accounts
+from cloudadmin.iam.clients.schemas import GroupOut
+from cloudadmin.iam.clients.service import COMPANY_TAKEN, provider_id
+from cloudadmin.iam.users import repository
+from cloudadmin.iam.users.passwords import password_problems
+from cloudadmin.iam.users.schemas import ClientAndRoles, UserCreate, UserCreated
+from cloudadmin.kit.crypto import hash_password
+
+EMAIL_TAKEN = "user with this email already exists."
+
+
+def created_user(user: User, account: Client) -> UserCreated:
+    return UserCreated(
+        id=user.id,
+        email=user.email,
+        name=user.name,
+        lang=user.lang,  # type: ignore[arg-type]
+        phone=user.phone,
+        company=user.company or account.company_name,
+        reseller=provider_id(account),
+        client=account.id,
+        deleted=user.deleted,
+        groups=[GroupOut(id=g.id, name=g.name) for g in user.groups],
+        activated=user.activated,
+        sso_auth=user.sso_auth,
+        two_fa=user.two_fa,
+        auth_types=list(user.auth_types or []),
+        user_type=user.user_type,  # type: ignore[arg-type]
+        is_active=user.is_active,
+        client_and_roles=[
+            ClientAndRoles(
+                client_id=account.id,
+                client_company_name=account.company_name,
+                user_roles=[str(g.id) for g in user.groups],
+                user_id=user.id,
+            )
+        ],
+    )
+
+
+def check_password(password: str, email: str) -> None:
+    problems = password_problems(password, email=email)
+    if problems:
+        raise ValidationError(fields={"password": problems})
+
+
+async def _owning_reseller(session: AsyncSession, caller: Caller, body: UserCreate) -> Client:
+    if caller.is_operator and body.reseller is not None:
+        reseller_id = body.reseller
+    elif caller.account_type == "reseller":
+        reseller_id = caller.account_id
+    else:
+        raise ValidationError.field("reseller", "Name the reseller account of the new client.")
+    reseller = await accounts.get_reseller(session, reseller_id)
+    if reseller is None:
+        raise ValidationError.field("reseller", "Not a reseller account.")
+    return reseller
+
+
+async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserCreated:
+    caller = actor.caller
+    require(caller, CallerKind.reseller)
+    reseller = await _owning_reseller(session, caller, body)
+    check_password(body.password, body.email)
+    if body.seller is not None:
+        seller = await accounts.get_seller(session, body.seller)
+        if seller is None or seller.reseller_id != reseller.id:
+            raise ValidationError.field("seller", "Not one of the reseller's sellers.")
+    await accounts.lock_identities(session)
+    if await accounts.company_taken(session, body.company):
+        raise ValidationError.field("company", COMPANY_TAKEN)
+    if await accounts.email_taken(session, body.email):
+        raise Conflict(fields={"email": [EMAIL_TAKEN]})
+    admins = await repository.get_group(session, ADMINISTRATORS)
+    assert admins is not None  # seeded by the initial migration
+
+    personal: dict[str, bool] = {s.product_name: s.available for s in body.services or []
+                if s.available is not None}
+    available = products.effective_availability(personal, reseller.service_availability)
+    statuses = products.initial_service_statuses(available)
+    account = Client(
+        email=body.email,
+        name=body.name,
+        phone=body.phone,
+        company_name=body.company,
+        custom_id=body.custom_id,
+        country_code=body.country_code,
+        is_test=body.is_test,
+        reseller_id=reseller.id,
+        seller_id=body.seller,
+        client_type="common",
+        owner=caller.user_id,
+        deleted=False,
+        bill_type="postpaid",
+        signup_process=None,
+        entry_base_domain=await accounts.entry_base_domain(session, reseller.id),
+        service_availability=personal,
+        capabilities=products.capabilities(available),
+        service_statuses=statuses,
+        status=products.derive_account_status(statuses),
+        paid_features={},
+        free_features={},
+    )
+    session.add(account)
+    await session.flush()
+    user = await repository.add_user(
+        session, account=account, email=body.email, password_hash=hash_password(body.password),
+        group=admins, name=body.name, phone=body.phone, lang=body.lang, user_type="common",
+    )
+    await user_actions.record(
+        session, actor, action_type="create", api_group="user",
+        resources=[Resource("client", account.id), Resource("user", user.id)],
+        client_id=account.id, reseller_id=reseller.id,
+        action_data=body.model_dump(mode="json", exclude={"password"}, exclude_unset=True),
+    )
+    return created_user(user, account)
