@@ -11,7 +11,7 @@ from cloudadmin.db.models import Client as ClientRow
 from cloudadmin.db.models import User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 from cloudadmin.errors import NotFound, PermissionDenied, ValidationError
-from cloudadmin.events import user_actions
+from cloudadmin.events import mail, user_actions
 from cloudadmin.events.user_actions import Actor, Resource
 from cloudadmin.iam.clients import products, repository
 from cloudadmin.iam.clients.schemas import Client, ClientPatch, EmbeddedUser, GroupOut
@@ -155,3 +155,28 @@ async def update(
             reseller_id=account.reseller_id, action_data=changes,
         )
     return await present(session, account, caller)
+
+
+async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) -> None:
+    """Marks the account deleted (its users and keys stop working at once), records the
+    user action and queues the reseller's `deletion_request` mails, in one transaction.
+
+    Client administrators for their own account; resellers for their clients (not for
+    themselves); operators for any account.
+    """
+    caller = actor.caller
+    account = await repository.get_visible(session, caller, client_id)
+    if account is None:
+        raise NotFound(NOT_FOUND)
+    if not caller.is_operator and (
+        caller.is_member or (caller.is_reseller and account.id == caller.account_id)
+    ):
+        raise PermissionDenied()
+    account.deleted = True
+    await session.flush()
+    await user_actions.record(
+        session, actor, action_type="delete", api_group="client",
+        resources=[Resource("client", account.id)], client_id=account.id,
+        reseller_id=account.reseller_id, action_data={"deleted": True},
+    )
+    await mail.enqueue_deletion_request(session, account, caller.user_email)
