@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = 1024 * 1024
     max_upload_body_bytes: int = 6 * 1024 * 1024
     db_pool_size: int = 10
+    # Uploaded branding files; default <data_dir>/blobs. Several machines must share it
+    # (a network file system), like they share the database.
+    blob_dir: Path | None = None
     # A prices file (data-import.md `prices` records) loaded into the catalogue at start.
     prices_file: Path | None = None
     # The events dispatcher runs inside `serve` unless turned off (then run `worker`s).

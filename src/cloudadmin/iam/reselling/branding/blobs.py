@@ -21,7 +21,7 @@ SUBDIR = "branding"
 
 
 def blob_dir(settings: Settings) -> Path:
-    return settings.data_dir / "blobs" / SUBDIR
+    return (settings.blob_dir or settings.data_dir / "blobs") / SUBDIR
 
 
 def store(directory: Path, data: bytes, extension: str) -> str:
