@@ -28,10 +28,3 @@ async def email_taken(session: AsyncSession, email: str, *, except_id: int | Non
     if except_id is not None:
         stmt = stmt.where(Seller.id != except_id)
     return (await session.execute(stmt.limit(1))).first() is not None
-
-
-async def get_reseller(session: AsyncSession, reseller_id: int) -> Client | None:
-    stmt = select(Client).where(
-        Client.id == reseller_id, Client.client_type == "reseller", Client.deleted.is_(False)
-    )
-    return (await session.execute(stmt)).scalar_one_or_none()

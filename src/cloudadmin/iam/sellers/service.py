@@ -8,9 +8,10 @@ from cloudadmin.auth.caller import Caller, CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client
 from cloudadmin.db.models import Seller as SellerRow
-from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.errors import Conflict, NotFound
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.sellers import repository
 from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
 from cloudadmin.kit.timeparse import isoformat_z
@@ -32,19 +33,6 @@ def _out(seller: SellerRow, reseller: Client) -> Seller:
     )
 
 
-async def _owning_reseller(session: AsyncSession, caller: Caller, body: SellerWrite) -> Client:
-    if caller.is_operator and body.reseller is not None:
-        reseller_id = body.reseller
-    elif caller.account_type == "reseller":
-        reseller_id = caller.account_id
-    else:
-        raise ValidationError.field("reseller", "Name the reseller account that owns the seller.")
-    reseller = await repository.get_reseller(session, reseller_id)
-    if reseller is None:
-        raise ValidationError.field("reseller", "Not a reseller account.")
-    return reseller
-
-
 async def _record(
     session: AsyncSession, actor: Actor, action: str, seller: SellerRow, reseller: Client,
     changes: dict[str, object],
@@ -59,7 +47,9 @@ async def _record(
 async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:
     caller = actor.caller
     require(caller, CallerKind.reseller)
-    reseller = await _owning_reseller(session, caller, body)
+    reseller = await owning_reseller(
+        session, caller, body.reseller, missing="Name the reseller account that owns the seller."
+    )
     if await repository.email_taken(session, body.email):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     seller = SellerRow(

@@ -8,10 +8,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from cloudadmin.iam.clients.schemas import (
     AccountId,
-    AuthType,
     CompanyName,
     Email,
-    GroupOut,
+    EmbeddedUser,
     Lang,
     PhoneText,
     Product,
@@ -80,21 +79,7 @@ class ClientAndRoles(BaseModel):
     user_id: int
 
 
-class UserCreated(BaseModel):
-    id: int
-    email: str
-    name: str | None
-    lang: Lang
-    phone: str | None
-    company: str
-    reseller: int
-    client: int
-    deleted: bool
-    groups: list[GroupOut]
-    activated: bool
-    sso_auth: bool
-    two_fa: bool
-    auth_types: list[AuthType]
+class UserCreated(EmbeddedUser):
     user_type: Literal["common", "reseller", "seller"]
     is_active: bool
     client_and_roles: list[ClientAndRoles]

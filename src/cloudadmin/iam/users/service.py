@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.caller import CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client, User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
@@ -13,8 +13,8 @@ from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
 from cloudadmin.iam.clients import products
 from cloudadmin.iam.clients import repository as accounts
-from cloudadmin.iam.clients.schemas import GroupOut
-from cloudadmin.iam.clients.service import COMPANY_TAKEN, provider_id
+from cloudadmin.iam.clients.service import COMPANY_TAKEN, embedded_user
+from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.passwords import password_problems
 from cloudadmin.iam.users.schemas import ClientAndRoles, UserCreate, UserCreated
@@ -25,21 +25,8 @@ EMAIL_TAKEN = "user with this email already exists."
 
 def created_user(user: User, account: Client) -> UserCreated:
     return UserCreated(
-        id=user.id,
-        email=user.email,
-        name=user.name,
-        lang=user.lang,  # type: ignore[arg-type]
-        phone=user.phone,
-        company=user.company or account.company_name,
-        reseller=provider_id(account),
-        client=account.id,
-        deleted=user.deleted,
-        groups=[GroupOut(id=g.id, name=g.name) for g in user.groups],
-        activated=user.activated,
-        sso_auth=user.sso_auth,
-        two_fa=user.two_fa,
-        auth_types=list(user.auth_types or []),
-        user_type=user.user_type,  # type: ignore[arg-type]
+        **embedded_user(user, account).model_dump(),
+        user_type=user.user_type,
         is_active=user.is_active,
         client_and_roles=[
             ClientAndRoles(
@@ -58,23 +45,12 @@ def check_password(password: str, email: str) -> None:
         raise ValidationError(fields={"password": problems})
 
 
-async def _owning_reseller(session: AsyncSession, caller: Caller, body: UserCreate) -> Client:
-    if caller.is_operator and body.reseller is not None:
-        reseller_id = body.reseller
-    elif caller.account_type == "reseller":
-        reseller_id = caller.account_id
-    else:
-        raise ValidationError.field("reseller", "Name the reseller account of the new client.")
-    reseller = await accounts.get_reseller(session, reseller_id)
-    if reseller is None:
-        raise ValidationError.field("reseller", "Not a reseller account.")
-    return reseller
-
-
 async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserCreated:
     caller = actor.caller
     require(caller, CallerKind.reseller)
-    reseller = await _owning_reseller(session, caller, body)
+    reseller = await owning_reseller(
+        session, caller, body.reseller, missing="Name the reseller account of the new client."
+    )
     check_password(body.password, body.email)
     if body.seller is not None:
         seller = await accounts.get_seller(session, body.seller)
