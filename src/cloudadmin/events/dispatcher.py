@@ -20,9 +20,8 @@ import socket
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import Table, and_, delete, exists, or_, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
@@ -82,9 +81,12 @@ class Dispatcher:
     # ---- running ---------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
-        lock = await self._single_dispatcher_lock(stop)
-        if lock is False:
-            return
+        with contextlib.ExitStack() as held:
+            if not await self._single_dispatcher_lock(stop, held):
+                return  # stopped while another process was the dispatcher
+            await self._run_lanes(stop)
+
+    async def _run_lanes(self, stop: asyncio.Event) -> None:
         try:
             tasks = [asyncio.create_task(self._amqp_lane(stop)) for _ in range(self.lanes)]
             tasks.append(asyncio.create_task(self._mail_lane(stop)))
@@ -97,26 +99,27 @@ class Dispatcher:
                      self.worker_id, self.delivered_count)
         finally:
             await self.brokers.close()
-            if lock is not None and lock is not False:
-                lock.close()
 
-    async def _single_dispatcher_lock(self, stop: asyncio.Event) -> IO[Any] | None | bool:
-        """On SQLite, wait until this process holds the database's dispatcher lock."""
+    async def _single_dispatcher_lock(
+        self, stop: asyncio.Event, held: contextlib.ExitStack
+    ) -> bool:
+        """On SQLite, wait until this process holds the database's dispatcher lock (kept
+        open in ``held``); False when stopped first. Other databases need no lock."""
         if self.engine.dialect.name != "sqlite":
-            return None
+            return True
         database = make_url(str(self.engine.url)).database or ":memory:"
         if database == ":memory:":
-            return None
-        # Held open for as long as this process dispatches.
-        handle = Path(f"{database}.dispatcher.lock").open("a")  # noqa: SIM115, ASYNC230
+            return True
+        handle = held.enter_context(
+            Path(f"{database}.dispatcher.lock").open("a")  # noqa: ASYNC230, SIM115
+        )
         while not stop.is_set():
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
+                return True
             except BlockingIOError:  # another process dispatches; take over if it dies
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 5)
-        handle.close()
         return False
 
     async def _idle(self, stop: asyncio.Event) -> None:
@@ -168,8 +171,9 @@ class Dispatcher:
             )
             new = [{"subscription_id": sid} for sid in (await session.execute(missing)).scalars()]
             if new:
-                await session.execute(upsert(session.bind.dialect.name,
-                                             DeliveryState.__table__, []), new)
+                table = DeliveryState.__table__
+                assert isinstance(table, Table)
+                await session.execute(upsert(self.engine.dialect.name, table, []), new)
             candidate = (
                 select(DeliveryState.subscription_id)
                 .where(or_(DeliveryState.lease_until.is_(None), DeliveryState.lease_until < now))

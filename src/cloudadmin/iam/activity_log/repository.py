@@ -51,7 +51,7 @@ class LogFilter:
         return out
 
 
-def _filtered(scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> Select[tuple[int]]:
+def _filtered(scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> Select[int]:
     return select(ActivityLogEntry.id).where(*scope, *flt.conditions())
 
 
