@@ -51,6 +51,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_healthy(base: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            out = proc.stdout.read() if proc.stdout else ""
+            pytest.fail(f"server did not start:\n{out}")
+        time.sleep(0.2)
+
+
 def cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "cloudadmin", *args],
@@ -85,17 +99,7 @@ def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read() if proc.stdout else ""
-                pytest.fail(f"server did not start:\n{out}")
-            time.sleep(0.2)
+        wait_until_healthy(base, proc)
         yield base
     finally:
         proc.terminate()

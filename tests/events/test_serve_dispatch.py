@@ -1,0 +1,58 @@
+"""End to end: a real `cloudadmin serve` delivers its events to RabbitMQ by itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.cli.test_serve import DOCUMENT, free_port, wait_until_healthy
+from tests.events.conftest import Inbox
+
+pytestmark = pytest.mark.slow
+# The server runs beside the test; blocking process calls are fine here.
+# ruff: noqa: ASYNC220, ASYNC221
+
+
+class TestServeDispatches:
+    async def test_subscribe_then_change_then_receive(
+        self, inbox: Inbox, rabbit_url: str, tmp_path: Path
+    ):
+        env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(tmp_path),
+               "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1"}
+        env.pop("CLOUDADMIN_DATABASE_URL", None)
+        doc = tmp_path / "landscape.json"
+        doc.write_text(json.dumps(DOCUMENT))
+        loaded = subprocess.run([sys.executable, "-m", "cloudadmin", "load", str(doc)],
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert loaded.returncode == 0, loaded.stderr
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port), "--workers", "2"],
+            env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("w"))
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base, proc)
+            async with httpx.AsyncClient(base_url=base, headers={
+                    "Authorization": "apikey 2_reseller-secret"}) as c:
+                r = await c.post("/cloud/v1/user_actions/subscribe_amqp", json={
+                    "connection_string": rabbit_url, "exchange": inbox.exchange,
+                    "routing_key": inbox.routing_key})
+                assert r.status_code == 204, r.text
+                r = await c.post("/iam/admin/sellers",
+                                 json={"email": "live@sales.example", "full_name": "Live"})
+                assert r.status_code == 200, r.text
+            # Subscribing is itself a user action, owed to the new subscription.
+            got = await inbox.drain(2, timeout=20)
+            assert [json.loads(m.body)["api_group"] for m in got] == [
+                "amqp_subscription", "seller"]
+            await inbox.drain(3, timeout=1.5)
+            assert len(inbox.received) == 2  # two server processes, one dispatcher
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
