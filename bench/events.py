@@ -26,6 +26,8 @@ import httpx
 from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402
+
 from cloudadmin.app import create_app  # noqa: E402
 from cloudadmin.config import Settings  # noqa: E402
 from cloudadmin.db.migrate import upgrade  # noqa: E402
@@ -40,7 +42,6 @@ from cloudadmin.db.models import (  # noqa: E402
 )
 from cloudadmin.db.types import utcnow  # noqa: E402
 from cloudadmin.kit.crypto import hash_api_secret  # noqa: E402
-from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402
 
 RABBIT = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 SECRET_KEY = "bench-events"
@@ -88,7 +89,7 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
            "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.05",
            "CLOUDADMIN_LOG_LEVEL": "WARNING"}
     started = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env)
+    procs = [subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env)  # noqa: ASYNC220
              for _ in range(workers)]
     try:
         await asyncio.wait_for(done.wait(), 600)

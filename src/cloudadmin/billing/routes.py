@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-routers: list[APIRouter] = []
+from cloudadmin.billing.addendums.endpoints import router as addendums_router
+
+routers: list[APIRouter] = [addendums_router]

@@ -17,7 +17,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.pointer}: {self.message}"
+        # The empty pointer is the whole document (not valid JSON, not an object).
+        return f"{self.pointer}: {self.message}" if self.pointer else self.message
 
 
 class LoadError(Exception):
@@ -99,9 +100,9 @@ def _clean(loc: list[str | int]) -> Iterator[str | int]:
         # are not part of the document's structure.
         if isinstance(token, str) and (token in _UNION_TAGS or token.startswith("function-")):
             continue
-        # Keys of a dict that failed validation as keys carry a "[key]" suffix.
-        if isinstance(token, str) and token.endswith(",[key]"):
-            token = token[: -len(",[key]")]
+        # A dict key that failed validation is followed by a "[key]" marker.
+        if token == "[key]":
+            continue
         yield token
 
 

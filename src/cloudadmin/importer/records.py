@@ -219,8 +219,6 @@ class BrandingRecord(Record):
     publicSettings: PublicSettings = PublicSettings()
     privateSettings: PrivateSettings = PrivateSettings()
     deleted: bool = False
-    logo: Text255 | None = None
-    favicon: Text255 | None = None
 
 
 class NotificationSettingRecord(Record):
@@ -434,10 +432,9 @@ class Product(Record):
     def _known_product(self) -> Product:
         if self.id not in PRODUCTS:
             raise _at("id", f"unknown product id {self.id}")
-        if PRODUCTS[self.id] != self.internal_name:
-            raise _at(
-                "internal_name", f"product {self.id} is {PRODUCTS[self.id]}, not {self.internal_name}"
-            )
+        expected = PRODUCTS[self.id]
+        if expected != self.internal_name:
+            raise _at("internal_name", f"product {self.id} is {expected}, not {self.internal_name}")
         return self
 
 

@@ -1,12 +1,13 @@
-"""Billing addendums."""
+"""Billing addendums, and the exact counts kept beside them (docs/billing.md)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Integer, String
+from sqlalchemy import BigInteger, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from cloudadmin.billing.addendums.names import column_default
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
 from cloudadmin.db.types import BigIntId, UTCDateTime
@@ -16,14 +17,14 @@ class Addendum(Base):
     __tablename__ = "addendums"
 
     id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
-    client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), index=True)
-    payer_id: Mapped[int | None] = mapped_column(BigInteger)
+    client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"))
+    payer_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
     provider_id: Mapped[int | None] = mapped_column(BigInteger)
     reseller_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
     status: Mapped[str] = mapped_column(String(10))
     active_start: Mapped[datetime] = mapped_column(UTCDateTime)
     active_end: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     currency_id: Mapped[int] = mapped_column(Integer)
     currency_char_code: Mapped[str] = mapped_column(String(3))
     currency_symbol: Mapped[str] = mapped_column(String(5))
@@ -32,3 +33,55 @@ class Addendum(Base):
     product_id: Mapped[int] = mapped_column(Integer)
     product_name: Mapped[str] = mapped_column(String(255))
     product_internal_name: Mapped[str] = mapped_column(String(50))
+    # Caseless copies for the name filters (billing.addendums.names.fold); filled on
+    # insert from the names, and by derive_row() for upserts.
+    plan_name_folded: Mapped[str] = mapped_column(Text, default=column_default("plan_name_folded"))
+    product_name_folded: Mapped[str] = mapped_column(
+        Text, default=column_default("product_name_folded")
+    )
+
+    __table_args__ = (
+        # a client's addendums in id order: a page of the largest client reads 25 entries.
+        Index("ix_addendums_client_id_id", "client_id", "id"),
+        # status + product filters, in id order (the default ordering) without a sort.
+        Index("ix_addendums_product_id_status_id", "product_id", "status", "id"),
+    )
+
+
+class AddendumCount(Base):
+    """Addendums per (client, reseller, status, product), kept by database triggers.
+
+    ``reseller_key`` is ``reseller_id`` with null spelled -1 (reseller ids are >= 0),
+    so that the key has no nulls. Rows may hold n = 0. Spread over ``shard = id % 16``
+    for the reason given under AddendumTotal (a large client's rows are hot on load).
+    """
+
+    __tablename__ = "addendum_counts"
+
+    client_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    reseller_key: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    status: Mapped[str] = mapped_column(String(10), primary_key=True)
+    product_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    n: Mapped[int] = mapped_column(BigInteger)
+
+
+COUNT_SHARDS = 16
+TOTAL_SHARDS = 256
+
+
+class AddendumTotal(Base):
+    """Addendums per (status, product) over the whole table, kept by database triggers.
+
+    Spread over ``shard = id % 256``: a bulk load updates each counter row a few dozen
+    times instead of tens of thousands of times in one transaction (PostgreSQL keeps
+    every version of a row updated in an open transaction; long version chains made
+    loading quadratic). A count sums the shards.
+    """
+
+    __tablename__ = "addendum_totals"
+
+    status: Mapped[str] = mapped_column(String(10), primary_key=True)
+    product_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    n: Mapped[int] = mapped_column(BigInteger)

@@ -1,0 +1,77 @@
+"""How the list counts its matches, exactly, without scanning a million rows.
+
+Triggers (migration 0005) keep two tables of counts in the addendums' own
+transactions: per (status, product) and per (client, reseller, status, product).
+A query whose filters and scope only involve those columns is counted by summing a
+handful of counter rows; any other query counts the matching addendums (docs/billing.md).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.billing.addendums import repository
+from cloudadmin.billing.addendums.filters import product_ids
+from cloudadmin.billing.addendums.schemas import AddendumQuery
+from cloudadmin.db.models import Client
+from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
+
+# Filters the counters can answer; any other filter given means a real count.
+COUNTER_FILTERS = {"status", "product_id", "product_internal_name", "client_id", "reseller_id"}
+NOT_FILTERS = {"limit", "offset", "ordering"}
+_FILTERS = set(AddendumQuery.model_fields) - NOT_FILTERS
+
+
+def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
+    """'totals', 'counts' or None (count the rows) for this query and caller."""
+    given = {name for name in _FILTERS if getattr(q, name) is not None}
+    if given - COUNTER_FILTERS:
+        return None
+    if caller.is_operator:
+        return "counts" if given & {"client_id", "reseller_id"} else "totals"
+    if caller.is_reseller:
+        return "counts"
+    return None  # an account's own addendums (client or payer): few, counted directly
+
+
+def _totals_where(q: AddendumQuery) -> list[ColumnElement[bool]]:
+    out: list[ColumnElement[bool]] = []
+    if q.status is not None:
+        out.append(AddendumTotal.status.in_(q.status))
+    products = product_ids(q)
+    if products is not None:
+        out.append(AddendumTotal.product_id.in_(sorted(products)))
+    return out
+
+
+def _counts_where(q: AddendumQuery, caller: Caller) -> list[ColumnElement[bool]]:
+    c = AddendumCount
+    out: list[ColumnElement[bool]] = []
+    if caller.is_reseller:
+        clients = select(Client.id).where(Client.reseller_id == caller.account_id)
+        out.append(or_(c.reseller_key == caller.account_id,
+                       c.client_id.in_(clients.scalar_subquery())))
+    if q.status is not None:
+        out.append(c.status.in_(q.status))
+    products = product_ids(q)
+    if products is not None:
+        out.append(c.product_id.in_(sorted(products)))
+    if q.client_id is not None:
+        out.append(c.client_id.in_(q.client_id))
+    if q.reseller_id is not None:
+        out.append(c.reseller_key.in_([-1 if v is None else v for v in q.reseller_id]))
+    return out
+
+
+async def count(
+    session: AsyncSession, q: AddendumQuery, caller: Caller,
+    where: list[ColumnElement[bool]],
+) -> int:
+    kind = counter_kind(q, caller)
+    if kind == "totals":
+        return await repository.sum_totals(session, _totals_where(q))
+    if kind == "counts":
+        return await repository.sum_counts(session, _counts_where(q, caller))
+    return await repository.count_rows(session, where)

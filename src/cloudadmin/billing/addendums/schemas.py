@@ -1,0 +1,224 @@
+"""Wire shapes of operation 13: the query parameters and the addendum list envelope."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from cloudadmin.kit.timeparse import parse_date, parse_instant
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+NULL = "null"  # spelling of "no value" in payer_id / reseller_id
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 25
+MAX_NAME_LENGTH = 1000
+
+STATUSES = ("upcoming", "active", "paused", "stopped")
+CURRENCY_CODES = ("EUR", "USD")
+PRODUCTS: dict[int, str] = {
+    1: "CDN", 2: "STORAGE", 3: "DDOS", 4: "STREAMING", 5: "CLOUD", 6: "CONNECT",
+    7: "WG_PRIVATE_CLOUD", 8: "P2P", 9: "INFRASTRUCTURE_PROTECTION", 10: "DNS",
+    11: "OTHER_SERVICES", 12: "PREMIUM_SUPPORT", 13: "CONNECTIVITY", 14: "GHOST",
+    15: "MANAGED_SERVICES", 16: "RENT", 17: "SOFTWARE_DEVELOPMENT", 18: "VMWARE", 19: "LAAS",
+    20: "AWS_CLOUD", 21: "FAST_EDGE", 22: "TECHNICAL_SUPPORT", 23: "WAAP", 25: "SHIELD_PROXY",
+    32: "AI_DEDCOMP",
+}  # fmt: skip
+PRODUCT_IDS: dict[str, int] = {name: pid for pid, name in PRODUCTS.items()}
+ORDERING_FIELDS = (
+    "created_at", "active_range_start", "active_range_end", "id", "client_id",
+    "plan_name", "plan_id", "product_name", "product_id",
+)  # fmt: skip
+
+
+# --- query parameter types: each error names the parameter, never an item index ---
+
+
+def _values(raw: Any) -> list[str]:
+    return [raw] if isinstance(raw, str) else list(raw)
+
+
+def _integers(low: int, high: int, nullable: bool) -> Any:
+    def parse(raw: Any) -> Any:
+        if raw is None:
+            return None
+        out: list[int | None] = []
+        for value in _values(raw):
+            if isinstance(value, int):
+                number: int | None = value
+            elif nullable and value == NULL:
+                number = None
+            else:
+                text = value.strip()
+                if not text.lstrip("+-").isdigit() or not text.isascii():
+                    hint = f" or {NULL}" if nullable else ""
+                    raise ValueError(f"'{value}' is not a whole number{hint}")
+                number = int(text)
+            if number is not None and not low <= number <= high:
+                raise ValueError(f"{number} is outside {low} to {high}")
+            out.append(number)
+        return out
+
+    return BeforeValidator(parse)
+
+
+def _choices(allowed: tuple[str, ...]) -> Any:
+    def parse(raw: Any) -> Any:
+        if raw is None:
+            return None
+        out = _values(raw)
+        for value in out:
+            if value not in allowed:
+                raise ValueError(f"'{value}' is not one of {', '.join(allowed)}")
+        return out
+
+    return BeforeValidator(parse)
+
+
+def _instant(allow_date: bool) -> Any:
+    def parse(raw: Any) -> Any:
+        return parse_instant(raw, allow_date=allow_date) if isinstance(raw, str) else raw
+
+    return BeforeValidator(parse)
+
+
+def _date(raw: Any) -> Any:
+    return parse_date(raw) if isinstance(raw, str) else raw
+
+
+def _int_list(low: int, high: int, description: str) -> Any:
+    return Annotated[
+        list[Annotated[int, Field(ge=low, le=high)]] | None,
+        _integers(low, high, nullable=False),
+        Field(description=f"{description} Repeatable; {low} to {high}."),
+    ]
+
+
+def _nullable_int_list(low: int, high: int, description: str) -> Any:
+    return Annotated[
+        list[Annotated[int, Field(ge=low, le=high)] | None] | None,
+        _integers(low, high, nullable=True),
+        Field(description=f"{description} Repeatable; {low} to {high}, or `{NULL}` for "
+                          f"addendums without one."),
+    ]
+
+
+_ACTIVE = "Active period [start, end), end null = never ends."
+_FORMATS = "UTC instant: 2025-05-15T12:00:00Z or 2025-05-15 12:00:00"
+Instant = Annotated[datetime | None, _instant(False), Field(description=_FORMATS + ".")]
+InstantOrDate = Annotated[
+    datetime | None, _instant(True),
+    Field(description=_FORMATS + ", or a date alone (its midnight UTC)."),
+]
+
+
+class AddendumQuery(BaseModel):
+    """Query parameters of GET /billing/org/v1/addendums (docs/billing.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    active_after: InstantOrDate = Field(None, description=f"Active at some instant after this. {_ACTIVE}")  # noqa: E501
+    active_before: InstantOrDate = Field(None, description=f"Active at some instant before this. {_ACTIVE}")  # noqa: E501
+    active_at: Instant = Field(None, description=f"Active at this instant: start <= t < end. {_ACTIVE}")  # noqa: E501
+    not_active_at: Instant = Field(None, description="Not active at this instant.")
+    active_start_from: Instant = Field(None, description="Start on or after this instant.")
+    active_start_to: Instant = Field(None, description="Start on or before this instant.")
+    active_end_from: Instant = Field(None, description="End on or after this instant (no end counts as later than any instant).")  # noqa: E501
+    active_end_to: Instant = Field(None, description="End on or before this instant (no end never is).")  # noqa: E501
+    created_after: InstantOrDate = Field(None, description="Created strictly after this instant.")  # noqa: E501
+    created_before: InstantOrDate = Field(None, description="Created strictly before this instant.")  # noqa: E501
+    created_on: Annotated[date | None, BeforeValidator(_date)] = Field(
+        None, description="Created on this UTC date (YYYY-MM-DD)."
+    )
+    addendum_id: Annotated[
+        list[Annotated[int, Field(ge=1, le=INT64[1])]] | None, _integers(1, INT64[1], False),
+        Field(description="Addendum ids (decimal). Repeatable."),
+    ] = None
+    id: Annotated[int | None, Field(ge=1, le=INT64[1], description="One addendum id.")] = None
+    client_id: _int_list(*INT32, "Client ids.") = None  # type: ignore[valid-type]
+    payer_id: _nullable_int_list(*INT64, "Payer ids.") = None  # type: ignore[valid-type]
+    provider_id: _int_list(*INT32, "Provider ids.") = None  # type: ignore[valid-type]
+    reseller_id: _nullable_int_list(0, INT32[1], "Reseller ids.") = None  # type: ignore[valid-type]
+    plan_id: _int_list(*INT32, "Plan ids.") = None  # type: ignore[valid-type]
+    product_id: _int_list(*INT32, "Product ids.") = None  # type: ignore[valid-type]
+    currency_id: _int_list(*INT32, "Currency ids: 1 US Dollar, 2 Euro.") = None  # type: ignore[valid-type]  # noqa: E501
+    currency_char_code: Annotated[
+        list[Literal["EUR", "USD"]] | None, _choices(CURRENCY_CODES),
+        Field(description="Currency codes. Repeatable."),
+    ] = None
+    product_internal_name: Annotated[
+        list[str] | None, _choices(tuple(PRODUCT_IDS)),
+        Field(description="Product internal names. Repeatable."),
+    ] = None
+    company_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Client company name contains this, ignoring case.")] = None  # noqa: E501
+    plan_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Plan name contains this, ignoring case.")] = None  # noqa: E501
+    product_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Product name contains this, ignoring case.")] = None  # noqa: E501
+    status: Annotated[
+        list[Literal["upcoming", "active", "paused", "stopped"]] | None, _choices(STATUSES),
+        Field(description="Statuses. Repeatable."),
+    ] = None
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Page size, 1 to 100.")] = (
+        DEFAULT_LIMIT
+    )
+    offset: Annotated[int, Field(ge=0, le=INT64[1], description="Index of the first result.")] = 0  # noqa: E501
+    ordering: Annotated[
+        list[str] | None,
+        Field(description="Comma-separated and/or repeated fields, a leading minus for "
+                          "descending: " + ", ".join(ORDERING_FIELDS)
+                          + ". Always completed by id."),
+    ] = None
+
+
+# --- response ---
+
+
+class AddendumClient(BaseModel):
+    id: int
+    company_name: str
+
+
+class ActiveRange(BaseModel):
+    start: str = Field(description="UTC instant, RFC 3339; the first instant of the period.")
+    end: str | None = Field(description="UTC instant, RFC 3339; the period ends just before "
+                                        "it. Null: the period does not end.")
+
+
+class Currency(BaseModel):
+    id: int
+    char_code: str
+    symbol: str
+
+
+class Plan(BaseModel):
+    id: int
+    name: str
+
+
+class Product(BaseModel):
+    id: int
+    name: str
+    internal_name: str
+
+
+class Addendum(BaseModel):
+    id: int
+    client_id: int
+    client: AddendumClient
+    status: Literal["upcoming", "active", "paused", "stopped"]
+    active_range: ActiveRange
+    created_at: str = Field(description="UTC instant, RFC 3339.")
+    currency: Currency
+    plan: Plan
+    product: Product
+    status_at_active_at: Literal["upcoming", "active", "paused", "stopped"] | None = Field(
+        None, description="Present only when active_at is given: the status at that instant."
+    )
+
+
+class AddendumPage(BaseModel):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[Addendum]

@@ -1,0 +1,93 @@
+"""The top-level keys of a document: record model, table, key field and references."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import TypeAdapter
+from sqlalchemy import ColumnElement, Table, func
+
+from cloudadmin.db import models as m
+from cloudadmin.importer import records as r
+from cloudadmin.importer import rows
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A field holding the id of another record."""
+
+    field: str
+    target: str  # top-level key of the referenced kind
+    reseller_only: bool = False  # the target must be a client with client_type reseller
+
+
+@dataclass(frozen=True, slots=True)
+class Unique:
+    """A field the database keeps unique besides the id (a unique index)."""
+
+    field: str
+    column: Callable[[Table], ColumnElement[Any]]  # the indexed expression
+    normalize: Callable[[Any], Any] = lambda value: value
+
+
+LOWER_EMAIL = Unique("email", lambda t: func.lower(t.c.email), str.lower)
+
+
+@dataclass(frozen=True)
+class Kind:
+    key: str
+    model: type[r.Record]
+    table: Table
+    to_row: Callable[[Any, rows.RowContext], rows.Row]
+    identity: str = "id"  # the field that is the table's primary key
+    refs: tuple[Ref, ...] = field(default_factory=tuple)
+    unique: tuple[Unique, ...] = field(default_factory=tuple)
+
+    @cached_property
+    def adapter(self) -> TypeAdapter[list[Any]]:
+        # Validating a chunk as one list is several times faster than record by record.
+        return TypeAdapter(list[self.model])  # type: ignore[name-defined]
+
+
+def _table(model: Any) -> Table:
+    return model.__table__  # type: ignore[no-any-return]
+
+
+CLIENT = Ref("client", "clients")
+RESELLER = Ref("reseller", "clients", reseller_only=True)
+
+KINDS: tuple[Kind, ...] = (
+    Kind(
+        "clients", r.ClientRecord, _table(m.Client), rows.client_row,
+        refs=(Ref("resellers", "clients", reseller_only=True), Ref("seller", "sellers")),
+    ),
+    Kind("users", r.UserRecord, _table(m.User), rows.user_row, refs=(CLIENT,),
+         unique=(LOWER_EMAIL,)),
+    Kind("api_keys", r.ApiKeyRecord, _table(m.ApiKey), rows.api_key_row,
+         refs=(Ref("user", "users"),)),
+    Kind("sellers", r.SellerRecord, _table(m.Seller), rows.seller_row, refs=(RESELLER,),
+         unique=(LOWER_EMAIL,)),
+    Kind("branding", r.BrandingRecord, _table(m.Branding), rows.branding_row,
+         identity="reseller", refs=(RESELLER,)),
+    Kind("notification_settings", r.NotificationSettingRecord, _table(m.NotificationSetting),
+         rows.notification_setting_row, refs=(RESELLER,)),
+    Kind("projects", r.ProjectRecord, _table(m.Project), rows.project_row, refs=(CLIENT,)),
+    Kind("regions", r.RegionRecord, _table(m.Region), rows.region_row),
+    Kind("listeners", r.ListenerRecord, _table(m.Listener), rows.listener_row,
+         refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
+    Kind("lifecycle_policies", r.LifecyclePolicyRecord, _table(m.LifecyclePolicy),
+         rows.lifecycle_policy_row,
+         refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
+    Kind("addendums", r.AddendumRecord, _table(m.Addendum), rows.addendum_row,
+         refs=(Ref("client_id", "clients"),)),
+    Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, _table(m.AmqpSubscription),
+         rows.amqp_subscription_row, refs=(CLIENT,),
+         unique=(Unique("client", lambda t: t.c.client_id),)),
+    Kind("prices", r.PriceRecord, _table(m.PriceCatalogue), rows.price_row,
+         identity="region_id", refs=(Ref("region_id", "regions"),)),
+)  # fmt: skip
+
+BY_KEY = {kind.key: kind for kind in KINDS}

@@ -1,0 +1,68 @@
+"""Loading a landscape document (docs/import.md) into the database.
+
+Three passes: validate every record, check every reference (against the
+document and the stored rows), then upsert chunk by chunk. Problems found by the
+first two passes raise LoadError before anything is written; the caller owns the
+transaction and commits or rolls back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.dialect import continue_sequences
+from cloudadmin.importer.catalogue import chunks, records_of, survey
+from cloudadmin.importer.kinds import KINDS
+from cloudadmin.importer.problems import Problems
+from cloudadmin.importer.references import check_references
+from cloudadmin.importer.rows import RowContext
+from cloudadmin.importer.writer import replace_memberships, upsert_rows
+from cloudadmin.kit.crypto import SecretBox
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """How many records of each top-level key were upserted."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        parts = [f"{key} {n}" for key, n in self.counts.items() if n]
+        return f"loaded {self.total} records" + (f" ({', '.join(parts)})" if parts else "")
+
+
+async def load_document(
+    session: AsyncSession, document: dict[str, Any], secret_box: SecretBox
+) -> LoadReport:
+    """Validate ``document`` completely, then upsert it in ``session`` without committing.
+
+    Raises LoadError (with every problem found, as JSON pointers) before writing
+    anything when the document is not valid.
+    """
+    problems = Problems()
+    catalogue = survey(document, problems)
+    problems.raise_if_any()
+
+    await session.flush()  # pending ORM changes must be visible to the checks
+    conn = await session.connection()
+    await check_references(conn, catalogue, problems)
+    problems.raise_if_any()
+
+    context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
+    for kind in KINDS:
+        for _start, chunk in chunks(records_of(document, kind)):
+            records = kind.adapter.validate_python(chunk)
+            await upsert_rows(conn, kind.table, [kind.to_row(rec, context) for rec in records])
+            if kind.key == "users":
+                await replace_memberships(conn, {rec.id: rec.group_ids() for rec in records})
+    await continue_sequences(conn, [kind.table for kind in KINDS if catalogue.counts.get(kind.key)])
+    # Rows were written past the ORM; objects the session holds may be stale.
+    session.expire_all()
+    return LoadReport(dict(catalogue.counts))

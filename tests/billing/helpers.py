@@ -1,0 +1,69 @@
+"""Arranging addendums for tests: rows written as the importer writes them (Core, batched)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.billing.addendums import derive_row
+from cloudadmin.billing.addendums.schemas import PRODUCTS
+from cloudadmin.db.models import Addendum
+from tests.factories import auth
+
+URL = "/billing/org/v1/addendums"
+_ids = itertools.count(1)
+
+
+def at(text: str) -> datetime:
+    """'2025-05-15 12:00' -> an aware UTC datetime."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def addendum_row(client_id: int, **fields: Any) -> dict[str, Any]:
+    product_id = fields.pop("product_id", 1)
+    currency_id = fields.pop("currency_id", 1)
+    row: dict[str, Any] = {
+        "id": fields.pop("id", None) or next(_ids) + 500_000,
+        "client_id": client_id,
+        "payer_id": None,
+        "provider_id": None,
+        "reseller_id": None,
+        "status": "active",
+        "active_start": at("2025-01-01 00:00"),
+        "active_end": None,
+        "created_at": at("2024-12-20 10:00"),
+        "currency_id": currency_id,
+        "currency_char_code": {1: "USD", 2: "EUR"}[currency_id],
+        "currency_symbol": {1: "$", 2: "€"}[currency_id],
+        "plan_id": 10,
+        "plan_name": "Basic",
+        "product_id": product_id,
+        "product_name": PRODUCTS[product_id].title(),
+        "product_internal_name": PRODUCTS[product_id],
+    }
+    row.update(fields)
+    return row
+
+
+async def insert_addendums(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(Addendum), [derive_row(r) for r in rows])
+    await session.commit()
+
+
+async def listing(
+    client: httpx.AsyncClient, token: str, params: Any = None, status: int = 200
+) -> dict[str, Any]:
+    r = await client.get(URL, params=params, headers=auth(token))
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+async def ids_of(client: httpx.AsyncClient, token: str, params: Any = None) -> list[int]:
+    body = await listing(client, token, params)
+    return [item["id"] for item in body["results"]]
