@@ -62,3 +62,16 @@ class TestSchema:
                     " two_fa, auth_types, user_type, is_active, superuser, date_joined)"
                     " VALUES (987654, 'x@example.com', 'en', 424242, false, true, false, false,"
                     " '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"))
+
+
+class TestHistory:
+    def test_one_head_and_full_downgrade(self, database_url: str):
+        from alembic import command
+        from alembic.script import ScriptDirectory
+
+        from cloudadmin.db.migrate import alembic_config, upgrade
+
+        config = alembic_config(database_url)
+        assert len(ScriptDirectory.from_config(config).get_heads()) == 1
+        command.downgrade(config, "base")
+        upgrade(database_url)
