@@ -64,14 +64,69 @@ class TestSchema:
                     " '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"))
 
 
+
+@pytest.fixture
+async def fresh_url(database_url: str, tmp_path):  # type: ignore[no-untyped-def]
+    """An empty database of the same kind, migrated by the test itself."""
+    from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+
+    if database_url.startswith("sqlite"):
+        yield f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}"
+        return
+    base = postgres_base_url()
+    assert base is not None
+    url = await create_pg_database(base)
+    yield url
+    await drop_pg_database(base, url)
+
+
 class TestHistory:
-    def test_one_head_and_full_downgrade(self, database_url: str):
+    async def test_one_head_and_full_downgrade(self, fresh_url: str):
+        import asyncio
+
         from alembic import command
         from alembic.script import ScriptDirectory
 
         from cloudadmin.db.migrate import alembic_config, upgrade
 
-        config = alembic_config(database_url)
+        config = alembic_config(fresh_url)
         assert len(ScriptDirectory.from_config(config).get_heads()) == 1
-        command.downgrade(config, "base")
-        upgrade(database_url)
+        await asyncio.to_thread(upgrade, fresh_url)
+        await asyncio.to_thread(command.downgrade, config, "base")
+        await asyncio.to_thread(upgrade, fresh_url)
+
+    async def test_upgrade_keeps_stored_rows(self, fresh_url: str, settings: Settings):
+        """A database holding data at the first release upgrades to the newest schema."""
+        import asyncio
+
+        from cloudadmin.db.migrate import upgrade
+
+        await asyncio.to_thread(upgrade, fresh_url, "0002")
+        engine = create_engine(settings, fresh_url)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text(
+                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
+                    " service_statuses, paid_features, free_features, deleted, bill_type,"
+                    " is_test, client_type, created_at) VALUES (7, 'a@example.com', 'active',"
+                    " 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false, 'common',"
+                    " CURRENT_TIMESTAMP)"))
+                await conn.execute(text(
+                    "INSERT INTO users (id, email, lang, client_id, deleted, activated,"
+                    " sso_auth, two_fa, auth_types, user_type, is_active, superuser,"
+                    " date_joined) VALUES (8, 'u@example.com', 'en', 7, false, true, false,"
+                    " false, '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"))
+                await conn.execute(text(
+                    "INSERT INTO addendums (id, client_id, status, active_start, created_at,"
+                    " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
+                    " product_id, product_name, product_internal_name) VALUES (9, 7, 'active',"
+                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'Plan Ä', 1,"
+                    " 'CDN', 'CDN')"))
+            await asyncio.to_thread(upgrade, fresh_url)
+            async with engine.connect() as conn:
+                assert (await conn.execute(text("SELECT count(*) FROM users"))).scalar() == 1
+                assert (await conn.execute(text(
+                    "SELECT service_availability FROM clients"))).scalar() in ({}, "{}")
+                assert (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar() == 1
+        finally:
+            await engine.dispose()

@@ -18,15 +18,17 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("clients", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column(
-                "service_availability",
-                sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-                server_default=sa.text("'{}'"),
-                nullable=False,
-            )
-        )
+    # A plain ADD COLUMN: SQLite supports it with a constant default, and batch mode
+    # would rebuild `clients`, which the foreign keys of stored rows refuse.
+    op.add_column(
+        "clients",
+        sa.Column(
+            "service_availability",
+            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
+            server_default=sa.text("'{}'"),
+            nullable=False,
+        ),
+    )
     op.create_index("uq_users_email_lower", "users", [sa.text("lower(email)")], unique=True)
 
 
