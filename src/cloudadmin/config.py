@@ -57,10 +57,6 @@ class Settings(BaseSettings):
         return f"sqlite+aiosqlite:///{self.data_dir / 'cloudadmin.db'}"
 
     @property
-    def is_sqlite(self) -> bool:
-        return self.effective_database_url.startswith("sqlite")
-
-    @property
     def uses_embedded_default(self) -> bool:
         return self.database_url is None
 
