@@ -14,31 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.importer.documents import EXAMPLE
+
 pytestmark = pytest.mark.slow
 
-DOCUMENT = {
-    "clients": [
-        {"id": 1000, "email": "ops@acme.example", "companyName": "Acme Hosting",
-         "client_type": "reseller"},
-        {"id": 2001, "email": "owner@shop.example", "companyName": "Shop Ltd",
-         "client_type": "common", "resellers": 1000, "status": "active",
-         "capabilities": ["CDN", "CLOUD"]},
-    ],
-    "users": [
-        {"id": 1, "email": "root@operator.example", "client": 1000,
-         "groups": ["Administrators"], "superuser": True},
-        {"id": 10, "email": "admin@acme.example", "client": 1000, "groups": ["Administrators"],
-         "user_type": "reseller"},
-        {"id": 20, "email": "owner@shop.example", "client": 2001, "groups": ["Administrators"]},
-    ],
-    "api_keys": [
-        {"id": 1, "user": 1, "key": "1_operator-secret"},
-        {"id": 2, "user": 10, "key": "2_reseller-secret"},
-        {"id": 3, "user": 20, "key": "3_client-secret"},
-    ],
-    "projects": [{"id": 11, "client": 2001, "name": "default"}],
-    "regions": [{"id": 76, "name": "Luxembourg-2"}],
-}
+# The example of data-import.md.
+DOCUMENT = EXAMPLE
 
 
 PRICES = {"region_id": 76, "currency_code": "EUR", "flavors": {"g1-standard-2-4": 0.05},
