@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import joinedload
 
 from cloudadmin.auth.apikey import PresentedKey
 from cloudadmin.auth.caller import Caller
@@ -32,8 +33,10 @@ async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller
             .join(User, User.id == ApiKey.user_id)
             .join(Client, Client.id == User.client_id)
             .where(ApiKey.id == presented.key_id)
+            # One round trip per request: the groups come in the same query.
+            .options(joinedload(User.groups))
         )
-    ).first()
+    ).unique().first()
     if row is None:
         raise TokenNotValid(INVALID)
     key, user, account = row
