@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
 from cloudadmin.importer.catalogue import chunks, records_of, survey
 from cloudadmin.importer.kinds import KINDS
@@ -56,12 +57,17 @@ async def load_document(
     problems.raise_if_any()
 
     context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
+    bulk = bulk_counts.deferrable(conn, catalogue.counts.get("addendums", 0))
+    if bulk:
+        await bulk_counts.defer_counting(conn)
     for kind in KINDS:
         for _start, chunk in chunks(records_of(document, kind)):
             records = kind.adapter.validate_python(chunk)
             await upsert_rows(conn, kind.table, [kind.to_row(rec, context) for rec in records])
             if kind.key == "users":
                 await replace_memberships(conn, {rec.id: rec.group_ids() for rec in records})
+    if bulk:
+        await bulk_counts.rebuild_counts(conn)
     await continue_sequences(conn, [kind.table for kind in KINDS if catalogue.counts.get(kind.key)])
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
