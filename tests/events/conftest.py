@@ -14,6 +14,11 @@ from typing import Any
 import aio_pika
 import pytest
 from aiosmtpd.controller import Controller
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.events.dispatcher import Dispatcher
+from tests.factories import Landscape, landscape
 
 RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
@@ -98,3 +103,16 @@ def smtp_server() -> Iterator[tuple[Mailbox, int]]:
         yield mailbox, port
     finally:
         controller.stop()
+
+
+@pytest.fixture
+async def ls(session: AsyncSession) -> Landscape:
+    return await landscape(session)
+
+
+@pytest.fixture
+async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
+    """A dispatcher on the test database; tests drive its passes themselves."""
+    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05)
+    yield d
+    await d.brokers.close()

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,21 +11,9 @@ from cloudadmin.db.models import MailMessage, UserActionEvent
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.events.conftest import Mailbox
 from tests.events.test_mail import configure_mail, send_all
-from tests.factories import Landscape, auth, landscape
+from tests.factories import Landscape, auth
 
 LOG = "/iam/activity_log/requests"
-
-
-@pytest.fixture
-async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
-
-
-@pytest.fixture
-async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=1, poll_seconds=0.05)
-    yield d
-    await d.brokers.close()
 
 
 class TestDeletionRequest:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import httpx
@@ -20,24 +19,12 @@ from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Actor, Resource
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
-from tests.factories import Landscape, auth, landscape
+from tests.factories import Landscape, auth
 
 SELLERS = "/iam/admin/sellers"
 DOCUMENTED_KEYS = {"id", "action_type", "api_group", "resources", "client_id", "user_id",
                    "email", "token_id", "project_id", "region_id", "source_user_ip",
                    "user_agent", "timestamp", "action_data", "request_id"}
-
-
-@pytest.fixture
-async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
-
-
-@pytest.fixture
-async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05)
-    yield d
-    await d.brokers.close()
 
 
 def bodies(messages: list) -> list[dict]:  # type: ignore[type-arg]

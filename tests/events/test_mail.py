@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,21 +13,9 @@ from cloudadmin.db.models import Branding, FailedLoginNotice, MailMessage, Notif
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.events.conftest import Mailbox
-from tests.factories import Landscape, auth, landscape, make_key, make_user
+from tests.factories import Landscape, auth, make_key, make_user
 
 URL = "/iam/activity_log/requests"
-
-
-@pytest.fixture
-async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
-
-
-@pytest.fixture
-async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=1, poll_seconds=0.05)
-    yield d
-    await d.brokers.close()
 
 
 async def configure_mail(

@@ -17,14 +17,9 @@ from cloudadmin.config import Settings
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
-from tests.factories import Landscape, auth, landscape
+from tests.factories import Landscape, auth
 
 SELLERS = "/iam/admin/sellers"
-
-
-@pytest.fixture
-async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
 
 
 def status_output(settings: Settings, tmp_path: Path) -> str:

@@ -5,18 +5,11 @@ from __future__ import annotations
 import json
 
 import httpx
-import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.events.conftest import Inbox
-from tests.factories import Landscape, auth, landscape
+from tests.factories import Landscape, auth
 
 URL = "/cloud/v1/user_actions/subscribe_amqp_test"
-
-
-@pytest.fixture
-async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
 
 
 class TestSubscribeAmqpTest:
