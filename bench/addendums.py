@@ -302,13 +302,16 @@ def report(name: str, targets: list[tuple[str, str]], levels: list[int],
           "count + page only, raw all = every statement of the service's request", flush=True)
 
 
-def run_database(name: str, url: str, document: Path, rows: int, args: argparse.Namespace,
-                 pool: concurrent.futures.Executor, tmp: Path) -> None:
-    loaded = load(url, document, tmp)
-    print(f"{name}: loaded {rows} addendums with `cloudadmin load` in {loaded:.1f} s",
-          flush=True)
-    if url.startswith("postgresql"):
-        asyncio.run(vacuum(url))
+def run_database(name: str, url: str, document: Path | None, rows: int,
+                 args: argparse.Namespace, pool: concurrent.futures.Executor, tmp: Path) -> None:
+    if document is not None:
+        loaded = load(url, document, tmp)
+        print(f"{name}: loaded {rows} addendums with `cloudadmin load` in {loaded:.1f} s",
+              flush=True)
+        if url.startswith("postgresql"):
+            asyncio.run(vacuum(url))
+    else:
+        print(f"{name}: using the loaded database as it is ({rows} addendums)", flush=True)
     queries, statements, counts = asyncio.run(record_sql(url, tmp, rows))
     sql_file = tmp / f"{name}-sql.pickle"
     sql_file.write_bytes(pickle.dumps(statements))
@@ -354,8 +357,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=0.5,
                         help="seconds of load before each query's measurements")
     parser.add_argument("--raw", help="raw app modes to measure: read, all or read,all "
-                                      "(default read,all; read with --smoke)")
+                                      "(default read,all; read with --smoke; none)")
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
+    parser.add_argument("--database-url",
+                        help="measure a database already loaded with this benchmark's "
+                             "document (same --rows and --accounts) instead of loading one")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: 2,000 rows, 1 s per measurement, raw read "
                              "only, one database (PostgreSQL when it answers, else SQLite)")
@@ -366,10 +372,16 @@ def main() -> None:
         args.raw = args.raw or "read"
         args.only = args.only or ("postgresql" if base else "sqlite")
     args.connections = [int(n) for n in args.connections.split(",")]
-    args.raw = [m for m in (args.raw or "read,all").split(",") if m]
+    args.raw = [m for m in (args.raw or "read,all").split(",") if m and m != "none"]
     if not set(args.raw) <= {"read", "all"}:
-        parser.error("--raw takes read, all or read,all")
+        parser.error("--raw takes read, all, read,all or none")
     context = multiprocessing.get_context("spawn")
+    if args.database_url:
+        with tempfile.TemporaryDirectory() as tmpdir, \
+                concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+            name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
+            run_database(name, args.database_url, None, args.rows, args, pool, Path(tmpdir))
+        return
     with tempfile.TemporaryDirectory() as tmpdir, \
             concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
         tmp = Path(tmpdir)

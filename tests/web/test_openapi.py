@@ -35,6 +35,23 @@ class TestOpenApi:
         page = schemas["ActivityLogPage"]
         assert set(page["properties"]) == {"count", "result", "next", "previous"}
 
+    async def test_addendum_list_documents_every_filter(self, client: httpx.AsyncClient):
+        # The list validates its query model itself (web/query_model.py); the document
+        # must still show each filter, and the page schema.
+        from cloudadmin.billing.addendums.schemas import AddendumQuery
+
+        spec = (await client.get("/openapi.json")).json()
+        op = spec["paths"]["/billing/org/v1/addendums"]["get"]
+        params = {p["name"]: p for p in op["parameters"]}
+        assert set(params) == set(AddendumQuery.model_fields)
+        assert all(p["in"] == "query" and not p["required"] for p in params.values())
+        status = params["status"]["schema"]["anyOf"][0]
+        assert status["type"] == "array"
+        assert set(status["items"]["enum"]) == {"upcoming", "active", "paused", "stopped"}
+        assert params["limit"]["schema"]["maximum"] == 100
+        ok = op["responses"]["200"]["content"]["application/json"]["schema"]
+        assert ok == {"$ref": "#/components/schemas/AddendumPage"}
+
     async def test_docs_page(self, client: httpx.AsyncClient):
         r = await client.get("/docs")
         assert r.status_code == 200 and "swagger" in r.text.lower()

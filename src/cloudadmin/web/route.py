@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import UnsupportedMediaType
-from cloudadmin.iam.activity_log.recorder import build_entry
+from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
 from cloudadmin.web.error_render import render_exception
 
 log = logging.getLogger("cloudadmin.request")
@@ -61,13 +61,12 @@ class ApiRoute(APIRoute):
                 caller = getattr(request.state, "caller", None)
                 committed = False
                 if response.status_code < 400:
-                    if caller is not None:
-                        # The log row rides in the request's own transaction: one insert.
-                        session.add(
-                            await build_entry(request, caller, action, requested_at,
-                                              response.status_code, reverted=False)
-                        )
                     try:
+                        if caller is not None:
+                            # The log row rides in the request's own transaction.
+                            await write_entry(session, await build_entry(
+                                request, caller, action, requested_at,
+                                response.status_code, reverted=False))
                         await session.commit()
                         committed = True
                     except Exception as exc:
@@ -88,9 +87,8 @@ async def _log_reverted(
     """Record a failed request after its rollback, in a transaction of its own."""
     try:
         async with request.app.state.sessionmaker() as session:
-            session.add(
-                await build_entry(request, caller, action, requested_at, status, reverted=True)
-            )
+            await write_entry(session, await build_entry(
+                request, caller, action, requested_at, status, reverted=True))
             await session.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")

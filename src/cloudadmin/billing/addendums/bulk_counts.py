@@ -36,5 +36,5 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
         "FROM addendums GROUP BY 1, 2, 3, 4, 5"))
     await conn.execute(text(
         "INSERT INTO addendum_totals (status, product_id, shard, n) "
-        "SELECT status, product_id, id % 256, count(*) FROM addendums GROUP BY 1, 2, 3"))
+        "SELECT status, product_id, id % 16, count(*) FROM addendums GROUP BY 1, 2, 3"))
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'on', true)"))

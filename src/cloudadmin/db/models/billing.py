@@ -67,16 +67,18 @@ class AddendumCount(Base):
 
 
 COUNT_SHARDS = 16
-TOTAL_SHARDS = 256
+TOTAL_SHARDS = 16
 
 
 class AddendumTotal(Base):
     """Addendums per (status, product) over the whole table, kept by database triggers.
 
-    Spread over ``shard = id % 256``: a bulk load updates each counter row a few dozen
-    times instead of tens of thousands of times in one transaction (PostgreSQL keeps
-    every version of a row updated in an open transaction; long version chains made
-    loading quadratic). A count sums the shards.
+    Spread over ``shard = id % 16`` (migration 0009): a load of many addendums in one
+    transaction updates each counter row a sixteenth as often (PostgreSQL keeps every
+    version of a row updated in an open transaction; long version chains make loading
+    quadratic), while an unfiltered count still sums only ~800 rows. Bulk loads on
+    PostgreSQL skip the triggers and rebuild the counters (bulk_counts). A count sums
+    the shards.
     """
 
     __tablename__ = "addendum_totals"

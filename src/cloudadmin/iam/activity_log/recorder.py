@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
@@ -56,8 +58,9 @@ async def build_entry(
     status_code: int,
     *,
     reverted: bool,
-) -> ActivityLogEntry:
-    return ActivityLogEntry(
+) -> dict[str, Any]:
+    """The column values of the request's log row."""
+    return dict(
         actions=action,
         data=await _body_text(request),
         user_email=caller.user_email,
@@ -74,3 +77,12 @@ async def build_entry(
         reverted=reverted,
         request_id=str(getattr(request.state, "request_id", "")),
     )
+
+
+_INSERT = insert(ActivityLogEntry)
+
+
+async def write_entry(session: AsyncSession, values: dict[str, Any]) -> None:
+    """One Core INSERT in the session's transaction (no ORM object to flush: this runs
+    on every request)."""
+    await (await session.connection()).execute(_INSERT, values)
