@@ -23,7 +23,7 @@ _api_key_header = APIKeyHeader(
 )
 
 
-def get_session(request: Request) -> AsyncSession:
+async def get_session(request: Request) -> AsyncSession:
     """The session of the request's one transaction (opened by ApiRoute)."""
     return request.state.session  # type: ignore[no-any-return]
 

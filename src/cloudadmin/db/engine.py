@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
 
 from cloudadmin.config import Settings
 
@@ -43,7 +44,7 @@ def create_engine(settings: Settings, url: str | None = None) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_autocommit_off, insert=True)
         return engine
     kwargs.update(pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size,
-                  pool_pre_ping=True)
+                  pool_pre_ping=settings.db_pre_ping)
     return create_async_engine(url, **kwargs)
 
 
@@ -52,8 +53,45 @@ def _sqlite_autocommit_off(dbapi_conn: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(conn: Any) -> None:
+    if conn.get_execution_options().get(_AUTOCOMMIT):
+        return  # each statement is its own transaction (see autocommit_engine)
     conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+_AUTOCOMMIT = "cloudadmin_autocommit"
+
+
+def autocommit_engine(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine and pool, with every statement committed on its own: no BEGIN
+    and no COMMIT round trips, and on SQLite no write lock held while reading.
+
+    PostgreSQL: the driver's AUTOCOMMIT (a flag of the connection, no statement).
+    SQLite: the driver already runs in autocommit mode for our own BEGIN IMMEDIATE
+    (``_sqlite_autocommit_off``); this option only skips that BEGIN.
+    """
+    if is_sqlite_url(str(engine.url)):
+        return engine.execution_options(**{_AUTOCOMMIT: True})
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=True)
+
+
+class _ReadOnlySession(Session):
+    """A session that refuses to flush changes: it has no transaction to make them
+    atomic, so a change would be a bug of the handler (answered 500, never half-done)."""
+
+    def flush(self, objects: Any = None) -> None:
+        if self.new or self.dirty or self.deleted:
+            raise RuntimeError("a read-only request tried to change the database")
+        super().flush(objects)
+
+
+def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
+    """Sessions for requests that only read (GET): their statements run without an
+    explicit transaction (autocommit_engine). Under READ COMMITTED each statement of a
+    transaction sees the data committed when it starts anyway, so reads lose nothing;
+    the request's activity-log row is then one INSERT committed on its own."""
+    return async_sessionmaker(autocommit_engine(engine), expire_on_commit=False,
+                              autoflush=False, sync_session_class=_ReadOnlySession)

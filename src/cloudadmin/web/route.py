@@ -1,4 +1,5 @@
-"""ApiRoute: the request owns one transaction; every authenticated request is logged."""
+"""ApiRoute: the request owns one transaction (a read: none, see
+create_read_sessionmaker); every authenticated request is logged."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.routing import APIRoute
+from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -43,20 +45,44 @@ def _check_content_type(request: Request, kind: str | None) -> None:
         raise UnsupportedMediaType("Upload must be sent as multipart/form-data.")
 
 
+class _DeadConnection(Exception):
+    """The request's pooled database connection was found closed."""
+
+
+def _is_dead_connection(exc: BaseException) -> bool:
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+
+
 class ApiRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
         body_kind = _body_kind(self)
         action = self.name
+        # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
+        reads = self.methods <= {"GET", "HEAD"}
+        maker = "read_sessionmaker" if reads else "sessionmaker"
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
-            async with request.app.state.sessionmaker() as session:
+            try:
+                return await attempt(request, requested_at, retry_dead_connection=reads)
+            except _DeadConnection:
+                # The pool has now dropped every connection older than the dead one
+                # (the database restarted): a read runs once more on a fresh one.
+                log.warning("database connection lost; the read runs once more")
+                return await attempt(request, requested_at, retry_dead_connection=False)
+
+        async def attempt(
+            request: Request, requested_at: Any, *, retry_dead_connection: bool
+        ) -> Response:
+            async with getattr(request.app.state, maker)() as session:
                 request.state.session = session
                 try:
                     _check_content_type(request, body_kind)
                     response = await handle(request)
                 except Exception as exc:
+                    if retry_dead_connection and _is_dead_connection(exc):
+                        raise _DeadConnection from exc
                     response = render_exception(request, exc)
                 caller = getattr(request.state, "caller", None)
                 committed = False

@@ -15,8 +15,7 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import repository
 from cloudadmin.billing.addendums.filters import product_ids
 from cloudadmin.billing.addendums.schemas import AddendumQuery
-from cloudadmin.db.models import Client
-from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
+from cloudadmin.billing.addendums.tables import COUNTS, C
 
 # Filters the counters can answer; any other filter given means a real count.
 COUNTER_FILTERS = {"status", "product_id", "product_internal_name", "client_id", "reseller_id"}
@@ -36,21 +35,11 @@ def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
     return None  # an account's own addendums (client or payer): few, counted directly
 
 
-def _totals_where(q: AddendumQuery) -> list[ColumnElement[bool]]:
-    out: list[ColumnElement[bool]] = []
-    if q.status is not None:
-        out.append(AddendumTotal.status.in_(q.status))
-    products = product_ids(q)
-    if products is not None:
-        out.append(AddendumTotal.product_id.in_(sorted(products)))
-    return out
-
-
 def _counts_where(q: AddendumQuery, caller: Caller) -> list[ColumnElement[bool]]:
-    c = AddendumCount
+    c = COUNTS
     out: list[ColumnElement[bool]] = []
     if caller.is_reseller:
-        clients = select(Client.id).where(Client.reseller_id == caller.account_id)
+        clients = select(C.id).where(C.reseller_id == caller.account_id)
         out.append(or_(c.reseller_key == caller.account_id,
                        c.client_id.in_(clients.scalar_subquery())))
     if q.status is not None:
@@ -71,7 +60,9 @@ async def count(
 ) -> int:
     kind = counter_kind(q, caller)
     if kind == "totals":
-        return await repository.sum_totals(session, _totals_where(q))
+        products = product_ids(q)
+        return await repository.sum_totals(
+            session, statuses=q.status, products=None if products is None else sorted(products))
     if kind == "counts":
         return await repository.sum_counts(session, _counts_where(q, caller))
     return await repository.count_rows(session, where)

@@ -28,10 +28,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
-from cloudadmin.db.models import Addendum, Client
+from cloudadmin.billing.addendums.tables import A, C
 from cloudadmin.kit.ordering import parse_ordering
-
-A = Addendum
 
 
 def scope(caller: Caller, *, walk: bool = False) -> list[ColumnElement[bool]]:
@@ -45,7 +43,7 @@ def scope(caller: Caller, *, walk: bool = False) -> list[ColumnElement[bool]]:
     if caller.is_operator:
         return []
     if caller.is_reseller:
-        clients = select(Client.id).where(Client.reseller_id == caller.account_id)
+        clients = select(C.id).where(C.reseller_id == caller.account_id)
         reseller, client = (A.reseller_id + 0, A.client_id + 0) if walk else (
             A.reseller_id, A.client_id)
         return [or_(reseller == caller.account_id, client.in_(clients.scalar_subquery()))]

@@ -5,20 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, func, select
+from sqlalchemy import ColumnElement, Row, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums.names import fold
-from cloudadmin.db.models import Addendum, Client
-from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
+from cloudadmin.billing.addendums.tables import COUNTS, TOTALS, A, C, addendums, clients
 
-A = Addendum
-
+# Order matters: service._out unpacks the row (with company_name last).
 PAGE_COLUMNS = (
     A.id, A.client_id, A.status, A.active_start, A.active_end, A.created_at,
     A.currency_id, A.currency_char_code, A.currency_symbol, A.plan_id, A.plan_name,
     A.product_id, A.product_name, A.product_internal_name,
 )  # fmt: skip
+
+
+async def _core(session: AsyncSession, stmt: Any, params: Any = None) -> Any:
+    """Run a Core SELECT on the session's connection, in its transaction: these
+    statements read columns, never ORM entities, so the ORM's execution path would be
+    pure cost on every request."""
+    return await (await session.connection()).execute(stmt, params)
 
 
 def dialect_of(session: AsyncSession) -> str:
@@ -32,7 +37,7 @@ async def client_ids_named(session: AsyncSession, text: str) -> list[int]:
     table is small next to the addendums (10,000 accounts: a few milliseconds).
     """
     needle = fold(text)
-    rows = await session.execute(select(Client.id, Client.company_name))
+    rows = await _core(session, select(C.id, C.company_name))
     return [cid for cid, name in rows if needle in fold(name or "")]
 
 
@@ -45,32 +50,48 @@ async def page(
     offset: int,
 ) -> Sequence[Row[Any]]:
     stmt = (
-        select(*PAGE_COLUMNS, Client.company_name)
-        .select_from(A)
-        .outerjoin(Client, Client.id == A.client_id)
+        select(*PAGE_COLUMNS, C.company_name)
+        .select_from(addendums.outerjoin(clients, C.id == A.client_id))
         .where(*where)
         .order_by(*order)
         .limit(limit)
         .offset(offset)
     )
-    return (await session.execute(stmt)).all()
+    return (await _core(session, stmt)).all()
 
 
 async def count_rows(session: AsyncSession, where: Sequence[ColumnElement[bool]]) -> int:
-    stmt = select(func.count()).select_from(A).where(*where)
-    return int((await session.execute(stmt)).scalar_one())
+    stmt = select(func.count()).select_from(addendums).where(*where)
+    return int((await _core(session, stmt)).scalar_one())
 
 
-async def sum_totals(session: AsyncSession, where: Sequence[ColumnElement[bool]]) -> int:
-    stmt = select(func.coalesce(func.sum(AddendumTotal.n), 0)).where(*where)
-    return int((await session.execute(stmt)).scalar_one())
+def _totals_statement(by_status: bool, by_product: bool) -> Any:
+    stmt = select(func.coalesce(func.sum(TOTALS.n), 0))
+    if by_status:
+        stmt = stmt.where(TOTALS.status.in_(bindparam("statuses", expanding=True)))
+    if by_product:
+        stmt = stmt.where(TOTALS.product_id.in_(bindparam("products", expanding=True)))
+    return stmt
+
+
+# Built once (the unfiltered operator's count runs on most list requests).
+_TOTALS = {(s, p): _totals_statement(s, p) for s in (False, True) for p in (False, True)}
+
+
+async def sum_totals(
+    session: AsyncSession, *, statuses: Sequence[str] | None, products: Sequence[int] | None
+) -> int:
+    """Addendums with one of ``statuses`` and ``products`` (None: any), from the totals."""
+    stmt = _TOTALS[statuses is not None, products is not None]
+    params = {"statuses": list(statuses or ()), "products": list(products or ())}
+    return int((await _core(session, stmt, params)).scalar_one())
 
 
 async def table_rows(session: AsyncSession) -> int:
     """All addendums, from the counters."""
-    return await sum_totals(session, [])
+    return await sum_totals(session, statuses=None, products=None)
 
 
 async def sum_counts(session: AsyncSession, where: Sequence[ColumnElement[bool]]) -> int:
-    stmt = select(func.coalesce(func.sum(AddendumCount.n), 0)).where(*where)
-    return int((await session.execute(stmt)).scalar_one())
+    stmt = select(func.coalesce(func.sum(COUNTS.n), 0)).where(*where)
+    return int((await _core(session, stmt)).scalar_one())

@@ -12,7 +12,6 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import counting, filters, repository
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.kit.pagination import page_links
-from cloudadmin.kit.timeparse import isoformat_z
 
 
 def status_at(status: str, start: datetime, end: datetime | None, at: datetime) -> str:
@@ -27,27 +26,23 @@ def status_at(status: str, start: datetime, end: datetime | None, at: datetime) 
 
 def _out(row: Any, active_at: datetime | None) -> dict[str, Any]:
     """One addendum as the wire has it (schemas.Addendum), as a plain dict: the list is
-    the hottest read of the API and builds up to 100 of these per request."""
+    the hottest read of the API and builds up to 100 of these per request. Instants stay
+    datetimes (UTC): to_json writes them as RFC 3339 with a Z, as isoformat_z does."""
+    (id_, client_id, status, start, end, created_at, currency_id, char_code, symbol,
+     plan_id, plan_name, product_id, product_name, internal_name, company_name) = row
     item: dict[str, Any] = {
-        "id": row.id,
-        "client_id": row.client_id,
-        "client": {"id": row.client_id, "company_name": row.company_name or ""},
-        "status": row.status,
-        "active_range": {
-            "start": isoformat_z(row.active_start),
-            "end": isoformat_z(row.active_end) if row.active_end is not None else None,
-        },
-        "created_at": isoformat_z(row.created_at),
-        "currency": {"id": row.currency_id, "char_code": row.currency_char_code,
-                     "symbol": row.currency_symbol},
-        "plan": {"id": row.plan_id, "name": row.plan_name},
-        "product": {"id": row.product_id, "name": row.product_name,
-                    "internal_name": row.product_internal_name},
+        "id": id_,
+        "client_id": client_id,
+        "client": {"id": client_id, "company_name": company_name or ""},
+        "status": status,
+        "active_range": {"start": start, "end": end},
+        "created_at": created_at,
+        "currency": {"id": currency_id, "char_code": char_code, "symbol": symbol},
+        "plan": {"id": plan_id, "name": plan_name},
+        "product": {"id": product_id, "name": product_name, "internal_name": internal_name},
     }
     if active_at is not None:
-        item["status_at_active_at"] = status_at(
-            row.status, row.active_start, row.active_end, active_at
-        )
+        item["status_at_active_at"] = status_at(status, start, end, active_at)
     return item
 
 

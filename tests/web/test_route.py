@@ -1,0 +1,94 @@
+"""ApiRoute: reads run without an explicit transaction; lost connections are survived."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.engine import create_engine
+from cloudadmin.db.models import ActivityLogEntry, Seller
+from tests.factories import Landscape, auth, landscape, make_seller
+
+SELLERS = "/iam/admin/sellers"
+
+
+@pytest.fixture
+async def ls(session: AsyncSession) -> Landscape:
+    return await landscape(session)
+
+
+async def log_rows(session: AsyncSession) -> int:
+    return int((await session.execute(select(func.count()).select_from(ActivityLogEntry)))
+               .scalar_one())
+
+
+async def kill_pooled_connections(app: object, settings: object) -> None:
+    """What a database restart does to the service's pool: its connections die."""
+    engine = create_engine(settings)  # type: ignore[arg-type]
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    finally:
+        await engine.dispose()
+
+
+class TestReads:
+    async def test_a_read_is_logged_without_holding_a_transaction(
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
+    ):
+        seller = await make_seller(session, ls.reseller_account)
+        await session.commit()
+        before = await log_rows(session)
+        await session.commit()  # SQLite: let go of the write lock
+        r = await client.get(f"{SELLERS}/{seller.id}", headers=auth(ls.operator))
+        assert r.status_code == 200, r.text
+        await session.commit()
+        assert await log_rows(session) == before + 1
+
+    async def test_a_read_handler_cannot_write(self, app: object, session: AsyncSession,
+                                              ls: Landscape):
+        async with app.state.read_sessionmaker() as read:  # type: ignore[attr-defined]
+            read.add(Seller(reseller_id=ls.reseller_account.id, email="x@example.com",
+                            full_name="X"))
+            with pytest.raises(RuntimeError, match="read-only"):
+                await read.flush()
+
+
+class TestLostConnections:
+    async def test_a_read_runs_again_on_a_fresh_connection(
+        self, app: object, settings: object, client: httpx.AsyncClient, ls: Landscape,
+        session: AsyncSession, dialect: str
+    ):
+        if dialect != "postgresql":
+            pytest.skip("SQLite has no server to restart")
+        seller = await make_seller(session, ls.reseller_account)
+        await session.commit()
+        await session.close()
+        assert (await client.get(f"{SELLERS}/{seller.id}", headers=auth(ls.operator))
+                ).status_code == 200  # the pool now holds a connection
+        await kill_pooled_connections(app, settings)
+        r = await client.get(f"{SELLERS}/{seller.id}", headers=auth(ls.operator))
+        assert r.status_code == 200, r.text
+
+    async def test_a_change_answers_503_and_the_next_one_works(
+        self, app: object, settings: object, client: httpx.AsyncClient, ls: Landscape,
+        session: AsyncSession, dialect: str
+    ):
+        if dialect != "postgresql":
+            pytest.skip("SQLite has no server to restart")
+        seller = await make_seller(session, ls.reseller_account)
+        await session.commit()
+        await session.close()
+        url = f"{SELLERS}/{seller.id}"
+        assert (await client.get(url, headers=auth(ls.operator))).status_code == 200
+        await kill_pooled_connections(app, settings)
+        lost = await client.patch(url, json={"email": "lost@example.com", "full_name": "Lost"}, headers=auth(ls.operator))
+        assert lost.status_code == 503, lost.text
+        assert "retry-after" in lost.headers
+        kept = await client.patch(url, json={"email": "kept@example.com", "full_name": "Kept"}, headers=auth(ls.operator))
+        assert kept.status_code == 200, kept.text
+        assert kept.json()["full_name"] == "Kept"
