@@ -11,9 +11,9 @@ For SQLite and (when it answers) a fresh PostgreSQL database:
    streams on uvloop), for a fixed duration at 8 connections and at saturation (64);
 4. does the same against bench/raw_addendums_app.py (bare ASGI on uvicorn, one worker,
    asyncpg / sqlite3 issuing exactly the recorded statements), in two modes: ``read``,
-   the count and the page only (the data-path ceiling), and ``all``, every statement
-   of the service's request in one transaction (API key lookup, count, page and the
-   activity log INSERT with its commit);
+   the count and the page only, and ``all``, every statement of the service's request
+   (API key lookup, count, page and the activity log INSERT, each committed on its
+   own as the service runs a read): the data-path ceiling of the issue;
 5. prints requests/s, p50 and p99 per query for each, and the service's throughput as
    a share of each ceiling. ``/healthz`` of each app is the framework reference.
 

@@ -7,8 +7,9 @@ stored in a pickle) with bare asyncpg (PostgreSQL) or sqlite3 in a thread (SQLit
 and answers the rows as JSON. ``/healthz`` answers without touching the database.
 
 RAW_ADDENDUMS_MODE=read (the default) issues the count and the page only; =all replays
-every statement of the service's request in one transaction, as the service does: the
-API key lookup, the count, the page and the activity log INSERT.
+every statement of the service's request as the service runs a read: the API key
+lookup, the count, the page and the activity log INSERT, each committed on its own
+(no BEGIN/COMMIT; src/cloudadmin/db/engine.py, create_read_sessionmaker).
 
     RAW_ADDENDUMS_DATABASE_URL=postgresql://... RAW_ADDENDUMS_SQL=/tmp/sql.pickle \\
         .venv/bin/python -m uvicorn --app-dir bench raw_addendums_app:app --workers 1
@@ -52,15 +53,10 @@ class Postgres:
 
         self.pool = await asyncpg.create_pool(self.url, min_size=POOL_SIZE, max_size=POOL_SIZE)
 
-    async def run(self, statements: list[Statement], transaction: bool
-                  ) -> list[list[dict[str, Any]]]:
+    async def run(self, statements: list[Statement]) -> list[list[dict[str, Any]]]:
         async with self.pool.acquire() as conn:
-            if not transaction:
-                return [[dict(r) for r in await conn.fetch(sql, *params)]
-                        for _, sql, params in statements]
-            async with conn.transaction():
-                return [[dict(r) for r in await conn.fetch(sql, *params)]
-                        for _, sql, params in statements]
+            return [[dict(r) for r in await conn.fetch(sql, *params)]
+                    for _, sql, params in statements]
 
 
 class Sqlite:
@@ -75,29 +71,19 @@ class Sqlite:
             self.free.put_nowait(conn)
 
     @staticmethod
-    def _run(conn: sqlite3.Connection, statements: list[Statement], transaction: bool
+    def _run(conn: sqlite3.Connection, statements: list[Statement]
              ) -> list[list[dict[str, Any]]]:
         out = []
-        if transaction:  # as the service's engine does (src/cloudadmin/db/engine.py)
-            conn.execute("BEGIN IMMEDIATE")
-        try:
-            for _, sql, params in statements:
-                cur = conn.execute(sql, params)
-                names = [d[0] for d in cur.description or ()]
-                out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
-        except BaseException:
-            if transaction:
-                conn.execute("ROLLBACK")
-            raise
-        if transaction:
-            conn.execute("COMMIT")
+        for _, sql, params in statements:  # autocommit: each statement on its own
+            cur = conn.execute(sql, params)
+            names = [d[0] for d in cur.description or ()]
+            out.append([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
         return out
 
-    async def run(self, statements: list[Statement], transaction: bool
-                  ) -> list[list[dict[str, Any]]]:
+    async def run(self, statements: list[Statement]) -> list[list[dict[str, Any]]]:
         conn = await self.free.get()
         try:
-            return await asyncio.to_thread(self._run, conn, statements, transaction)
+            return await asyncio.to_thread(self._run, conn, statements)
         finally:
             self.free.put_nowait(conn)
 
@@ -109,7 +95,6 @@ class App:
             recorded: dict[str, list[Statement]] = pickle.load(f)
         keep = {"count", "page"} if MODE == "read" else {"count", "page", "write", "other"}
         self.statements = {q: [s for s in stmts if s[0] in keep] for q, stmts in recorded.items()}
-        self.transaction = MODE != "read"
         self.db: Postgres | Sqlite = Sqlite(url) if url.startswith("sqlite") else Postgres(url)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,7 +114,7 @@ class App:
         if statements is None:
             await self._answer(send, 404, b'{"detail":"query not recorded"}')
             return
-        results = await self.db.run(statements, self.transaction)
+        results = await self.db.run(statements)
         count, page_rows = 0, []
         for (kind, _, _), rows in zip(statements, results, strict=True):
             if kind == "count" and rows:

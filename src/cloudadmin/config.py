@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = 1024 * 1024
     max_upload_body_bytes: int = 6 * 1024 * 1024
     db_pool_size: int = 10
+    # Seconds a request waits for a pooled connection before it answers 503.
+    db_pool_timeout: float = 30.0
     # Test each pooled connection with a round trip before use. Off: a connection found
     # dead invalidates the pool; a read is retried once, a write answers 503.
     db_pre_ping: bool = False

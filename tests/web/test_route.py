@@ -92,3 +92,26 @@ class TestLostConnections:
         kept = await client.patch(url, json={"email": "kept@example.com", "full_name": "Kept"}, headers=auth(ls.operator))
         assert kept.status_code == 200, kept.text
         assert kept.json()["full_name"] == "Kept"
+
+
+class TestBusyPool:
+    async def test_a_request_that_cannot_get_a_connection_answers_503(
+        self, settings: object, ls: Landscape, dialect: str
+    ):
+        if dialect != "postgresql":
+            pytest.skip("the SQLite engine keeps SQLAlchemy's default pool")
+        from cloudadmin.app import create_app
+
+        app = create_app(settings.model_copy(  # type: ignore[attr-defined]
+            update={"db_pool_size": 1, "db_pool_timeout": 0.2, "run_dispatcher": False}))
+        transport = httpx.ASGITransport(app=app)
+        try:
+            async with app.state.engine.connect() as held:  # the pool's one connection
+                await held.execute(text("SELECT 1"))
+                async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                    r = await c.get(f"{SELLERS}/1", headers=auth(ls.operator))
+            assert r.status_code == 503, r.text
+            assert r.json()["exception_class"] == "ServiceUnavailable"
+            assert "retry-after" in r.headers
+        finally:
+            await app.state.engine.dispose()

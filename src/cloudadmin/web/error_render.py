@@ -8,6 +8,7 @@ from typing import Any
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
@@ -100,6 +101,8 @@ def to_api_error(exc: BaseException) -> ApiError:
     if isinstance(exc, IntegrityError):
         # A uniqueness race lost to a concurrent writer (checks ran before the write).
         return Conflict("The change conflicts with existing data.")
+    if isinstance(exc, PoolTimeoutError):  # every pooled connection busy for too long
+        return ServiceUnavailable("The database is busy.")
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return ServiceUnavailable("The database is unreachable.")
     if isinstance(exc, (ConnectionError, OSError)):

@@ -75,7 +75,8 @@ class ApiRoute(APIRoute):
         async def attempt(
             request: Request, requested_at: Any, *, retry_dead_connection: bool
         ) -> Response:
-            async with getattr(request.app.state, maker)() as session:
+            async with request.app.state.turns.turn(), \
+                    getattr(request.app.state, maker)() as session:
                 request.state.session = session
                 try:
                     _check_content_type(request, body_kind)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
@@ -182,9 +183,16 @@ class _Direction:
 
 def order_by(values: Sequence[str] | None, dialect: str) -> list[Any]:
     """ORDER BY clauses for ``ordering`` (comma-separated and/or repeated), then id."""
+    return list(_order_by(tuple(values) if values is not None else None, dialect))
+
+
+@lru_cache(maxsize=256)
+def _order_by(values: tuple[str, ...] | None, dialect: str) -> tuple[Any, ...]:
+    # Clauses are immutable: built once per distinct ordering (most requests use the
+    # default) instead of on every request. An unknown field raises, and is not cached.
     allowed = {name: _Direction(key, dialect) for name, key in ORDER_KEYS.items()}
     nested = parse_ordering(values, allowed, tiebreak=allowed["id"])
-    return [clause for group in nested for clause in group]
+    return tuple(clause for group in nested for clause in group)
 
 
 def id_first(values: Sequence[str] | None) -> bool | None:
@@ -202,5 +210,7 @@ def by_id_expression(descending: bool) -> list[Any]:
     from their own indexes and sorts what they match, instead of walking the primary
     key in id order hoping to meet matches early (which misses badly when the matches
     cluster in id, as a creation range does)."""
-    key = A.id + 0
-    return [key.desc() if descending else key.asc()]
+    return [_ID_PLUS_0.desc() if descending else _ID_PLUS_0.asc()]
+
+
+_ID_PLUS_0 = A.id + 0

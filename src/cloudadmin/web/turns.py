@@ -1,0 +1,34 @@
+"""Requests take turns at the database: at most one per pooled connection at a time.
+
+SQLAlchemy's async pool hands a returned connection to whoever asks first; a request
+woken for it may find it taken by a newcomer and queue again at the back. Under
+saturation (64 concurrent requests on 10 connections) that left some requests waiting
+over a second while the median waited 90 ms. An asyncio.Semaphore serves its waiters in
+arrival order, so requests wait for a turn here, and then find the pool free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from cloudadmin.errors import ServiceUnavailable
+
+
+class Turns:
+    def __init__(self, size: int, timeout: float) -> None:
+        self._slots = asyncio.Semaphore(size)
+        self._timeout = timeout
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise ServiceUnavailable("The database is busy.") from None
+        try:
+            yield
+        finally:
+            self._slots.release()
