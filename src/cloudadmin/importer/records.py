@@ -166,7 +166,7 @@ SellerEmail = email(150)
 
 class SellerRecord(Record):
     id: Id
-    email: SellerEmail
+    email: SellerEmail  # type: ignore[valid-type]  # built by a function
     full_name: Annotated[str, Field(min_length=1, max_length=255)]
     reseller: Id
     phone: Annotated[str, Field(max_length=30)] | None = None

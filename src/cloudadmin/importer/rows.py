@@ -7,6 +7,7 @@ change on every load) and secrets the document does not carry.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,7 @@ def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
     return _optional(row, "created_at", rec.created_at)
 
 
-def _features(value: dict[str, list[r.Feature]]) -> dict[str, list[dict[str, Any]]]:
+def _features(value: Mapping[Any, list[r.Feature]]) -> dict[str, list[dict[str, Any]]]:
     return {service: [f.model_dump() for f in items] for service, items in value.items()}
 
 

@@ -59,7 +59,7 @@ class ApiRoute(APIRoute):
         body_kind = _body_kind(self)
         action = self.name
         # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
-        reads = self.methods <= {"GET", "HEAD"}
+        reads = (self.methods or set()) <= {"GET", "HEAD"}
         maker = "read_sessionmaker" if reads else "sessionmaker"
 
         async def transactional_handler(request: Request) -> Response:

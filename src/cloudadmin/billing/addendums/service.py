@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -79,7 +80,7 @@ async def list_addendums(
         ids = await repository.client_ids_named(session, q.company_name)
         conds.append(filters.ids_in(filters.A.client_id, ids, dialect))
     total = await counting.count(session, q, caller, filters.scope(caller) + conds)
-    rows = []
+    rows: Sequence[Any] = []
     if q.offset < total:
         order, walk = await _plan(session, caller, q, total, order)
         where = filters.scope(caller, walk=walk) + conds
