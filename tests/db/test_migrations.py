@@ -130,3 +130,60 @@ class TestHistory:
                 assert (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar() == 1
         finally:
             await engine.dispose()
+
+
+class TestTotalsShards:
+    """Migration 0009: addendum totals folded from 256 shards into 16, still exact."""
+
+    @staticmethod
+    async def _totals(conn) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+        rows, total, top = (await conn.execute(text(
+            "SELECT count(*), coalesce(sum(n), 0), coalesce(max(shard), -1) "
+            "FROM addendum_totals"))).one()
+        return int(rows), int(total), int(top)
+
+    async def test_upgrade_folds_and_downgrade_recounts(
+        self, fresh_url: str, settings: Settings
+    ):
+        import asyncio
+
+        from alembic import command
+
+        from cloudadmin.db.migrate import alembic_config, upgrade
+
+        await asyncio.to_thread(upgrade, fresh_url, "0008")
+        engine = create_engine(settings, fresh_url)
+        insert = (
+            "INSERT INTO addendums (id, client_id, status, active_start, created_at,"
+            " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
+            " plan_name_folded, product_id, product_name, product_name_folded,"
+            " product_internal_name) VALUES (:id, 7, 'active', CURRENT_TIMESTAMP,"
+            " CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'P', 'p', 1, 'CDN', 'cdn', 'CDN')")
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text(
+                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
+                    " service_statuses, paid_features, free_features, deleted, bill_type,"
+                    " is_test, client_type, created_at) VALUES (7, 'a@example.com',"
+                    " 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false,"
+                    " 'common', CURRENT_TIMESTAMP)"))
+                # Same id % 16, different id % 256: one row each before, one after.
+                for addendum_id in (5, 21, 37, 300):
+                    await conn.execute(text(insert), {"id": addendum_id})
+            async with engine.connect() as conn:
+                assert await self._totals(conn) == (4, 4, 44)  # 300 % 256
+            await asyncio.to_thread(upgrade, fresh_url)
+            async with engine.begin() as conn:
+                assert await self._totals(conn) == (2, 4, 12)  # shards 5 and 300 % 16
+                await conn.execute(text(insert), {"id": 53})  # the triggers use 16 too
+                await conn.execute(text("DELETE FROM addendums WHERE id = 300"))
+            async with engine.connect() as conn:
+                assert await self._totals(conn) == (2, 4, 12)
+                assert (await conn.execute(text(
+                    "SELECT n FROM addendum_totals WHERE shard = 5"))).scalar() == 4
+            config = alembic_config(fresh_url)
+            await asyncio.to_thread(command.downgrade, config, "0008")
+            async with engine.connect() as conn:
+                assert await self._totals(conn) == (4, 4, 53)
+        finally:
+            await engine.dispose()

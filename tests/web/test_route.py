@@ -86,10 +86,12 @@ class TestLostConnections:
         url = f"{SELLERS}/{seller.id}"
         assert (await client.get(url, headers=auth(ls.operator))).status_code == 200
         await kill_pooled_connections(app, settings)
-        lost = await client.patch(url, json={"email": "lost@example.com", "full_name": "Lost"}, headers=auth(ls.operator))
+        lost = await client.patch(url, json={"email": "lost@example.com", "full_name": "Lost"},
+                                  headers=auth(ls.operator))
         assert lost.status_code == 503, lost.text
         assert "retry-after" in lost.headers
-        kept = await client.patch(url, json={"email": "kept@example.com", "full_name": "Kept"}, headers=auth(ls.operator))
+        kept = await client.patch(url, json={"email": "kept@example.com", "full_name": "Kept"},
+                                  headers=auth(ls.operator))
         assert kept.status_code == 200, kept.text
         assert kept.json()["full_name"] == "Kept"
 
