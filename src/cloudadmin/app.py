@@ -57,8 +57,11 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         return
     from cloudadmin.events.dispatcher import Dispatcher
 
+    # Its own engine and pool: deliveries never wait behind requests for a connection,
+    # and requests take their turns (web/turns.py) on a pool only they use.
+    engine = create_engine(settings)
     dispatcher = Dispatcher(
-        app.state.engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
+        engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
         batch_size=settings.dispatcher_batch_size,
@@ -70,6 +73,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     finally:
         stop.set()
         await task
+        await engine.dispose()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
