@@ -376,15 +376,13 @@ def main() -> None:
     if not set(args.raw) <= {"read", "all"}:
         parser.error("--raw takes read, all, read,all or none")
     context = multiprocessing.get_context("spawn")
-    if args.database_url:
-        with tempfile.TemporaryDirectory() as tmpdir, \
-                concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-            name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
-            run_database(name, args.database_url, None, args.rows, args, pool, Path(tmpdir))
-        return
     with tempfile.TemporaryDirectory() as tmpdir, \
             concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
         tmp = Path(tmpdir)
+        if args.database_url:
+            name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
+            run_database(name, args.database_url, None, args.rows, args, pool, tmp)
+            return
         document = tmp / "addendums.json"
         t0 = time.perf_counter()
         with open(document, "w", encoding="utf-8") as out:

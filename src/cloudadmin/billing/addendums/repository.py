@@ -20,9 +20,9 @@ PAGE_COLUMNS = (
 
 
 async def _core(session: AsyncSession, stmt: Any, params: Any = None) -> Any:
-    """Run a Core SELECT on the session's connection, in its transaction: these
-    statements read columns, never ORM entities, so the ORM's execution path would be
-    pure cost on every request."""
+    """Run a Core SELECT on the session's connection (in its transaction, if it has
+    one): these statements read columns, never ORM entities, so the ORM's execution
+    path would be pure cost on every request."""
     return await (await session.connection()).execute(stmt, params)
 
 

@@ -66,10 +66,6 @@ class AddendumCount(Base):
     n: Mapped[int] = mapped_column(BigInteger)
 
 
-COUNT_SHARDS = 16
-TOTAL_SHARDS = 16
-
-
 class AddendumTotal(Base):
     """Addendums per (status, product) over the whole table, kept by database triggers.
 
