@@ -5,7 +5,7 @@ For SQLite and (when it answers) a fresh PostgreSQL database:
 1. writes a load document with N addendums over 10,000 accounts (bench/gen_addendums.py)
    and loads it with ``cloudadmin load`` (then VACUUM ANALYZE on PostgreSQL);
 2. records the SQL the service issues for each query of the mix (the count and the
-   page, from SQLAlchemy's cursor, running the app in-process once);
+   page, as sent to the driver, running the app in-process once);
 3. starts ``cloudadmin serve --workers 1`` on a free loopback port and drives it over
    HTTP/1.1 keep-alive with a load generator in a separate process (raw asyncio
    streams on uvloop), for a fixed duration at 8 connections and at saturation (64);
@@ -163,6 +163,17 @@ async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, st
         captured.append((classify(statement), statement, pickle.loads(pickle.dumps(params))))
 
     event.listen(engine.sync_engine, "before_cursor_execute", on_execute)
+    # Reads send their statements straight to the driver (src/cloudadmin/db/driver.py):
+    # recorded there, exactly as sent.
+    from cloudadmin.db import driver
+
+    run_on_driver = driver._run_on_driver
+
+    async def recording(conn: Any, sql: str, args: list[Any]) -> list[Any]:
+        captured.append((classify(sql), sql, pickle.loads(pickle.dumps(tuple(args)))))
+        return await run_on_driver(conn, sql, args)
+
+    driver._run_on_driver = recording  # type: ignore[assignment]
     queries = mix(rows, client_id)
     statements: dict[str, Any] = {}
     counts: dict[str, int] = {}
@@ -180,6 +191,7 @@ async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, st
                 raise SystemExit(f"{label}: unexpected statements {kinds}")
             statements[query] = list(captured)
     event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
+    driver._run_on_driver = run_on_driver  # type: ignore[assignment]
     await engine.dispose()
     return queries, statements, counts
 

@@ -2,7 +2,7 @@
 
 No framework, no ORM, no authentication: for a request whose query string is one the
 benchmark recorded, it issues exactly the statements the service issued for it (the
-count, then the page; captured from SQLAlchemy's cursor by bench/addendums.py and
+count, then the page; captured as sent to the driver by bench/addendums.py and
 stored in a pickle) with bare asyncpg (PostgreSQL) or sqlite3 in a thread (SQLite),
 and answers the rows as JSON. ``/healthz`` answers without touching the database.
 

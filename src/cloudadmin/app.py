@@ -20,7 +20,12 @@ from cloudadmin import __version__
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
 from cloudadmin.config import Settings, get_settings
-from cloudadmin.db.engine import create_engine, create_read_sessionmaker, create_sessionmaker
+from cloudadmin.db.engine import (
+    autocommit_engine,
+    create_engine,
+    create_read_sessionmaker,
+    create_sessionmaker,
+)
 from cloudadmin.errors import ApiError, ServiceUnavailable
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
@@ -98,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = create_engine(settings)
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
+    app.state.read_engine = autocommit_engine(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())

@@ -23,7 +23,8 @@ class TestDemo:
         assert report.counts["addendums"] == 300
         kinds = {}
         for kind, token in keys.items():
-            caller = await authenticate(session, parse_authorization(f"apikey {token}"))
+            caller = await authenticate(
+                await session.connection(), parse_authorization(f"apikey {token}"))
             kinds[kind] = caller
         assert kinds["operator"].superuser
         assert kinds["reseller"].account_type == "reseller"

@@ -307,14 +307,16 @@ class TestApiKeys:
         await load(session, example(), box)
         key = await session.get(ApiKey, 3)
         assert key is not None and "client-secret" not in key.secret_hash
-        caller = await authenticate(session, parse_authorization("apikey 3_client-secret"))
+        caller = await authenticate(
+            await session.connection(), parse_authorization("apikey 3_client-secret"))
         assert (caller.user_id, caller.account_id, caller.key_id) == (20, 2001, 3)
 
     async def test_the_superuser_flag_reaches_the_caller(
         self, session: AsyncSession, box: SecretBox
     ) -> None:
         await load(session, example(), box)
-        caller = await authenticate(session, parse_authorization("apikey 1_operator-secret"))
+        caller = await authenticate(
+            await session.connection(), parse_authorization("apikey 1_operator-secret"))
         assert caller.superuser
 
     async def test_a_wrong_secret_does_not_authenticate(
@@ -322,7 +324,8 @@ class TestApiKeys:
     ) -> None:
         await load(session, example(), box)
         with pytest.raises(TokenNotValid):
-            await authenticate(session, parse_authorization("apikey 3_other-secret"))
+            await authenticate(
+                await session.connection(), parse_authorization("apikey 3_other-secret"))
 
     async def test_the_legacy_dollar_form_is_accepted(
         self, session: AsyncSession, box: SecretBox
@@ -330,7 +333,8 @@ class TestApiKeys:
         doc = example()
         doc["api_keys"][2]["key"] = "3$legacy-secret"
         await load(session, doc, box)
-        caller = await authenticate(session, parse_authorization("apikey 3$legacy-secret"))
+        caller = await authenticate(
+            await session.connection(), parse_authorization("apikey 3$legacy-secret"))
         assert caller.key_id == 3
 
     async def test_a_key_naming_another_id_is_rejected(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
@@ -24,24 +24,33 @@ _api_key_header = APIKeyHeader(
 
 
 async def get_session(request: Request) -> AsyncSession:
-    """The session of the request's one transaction (opened by ApiRoute)."""
-    return request.state.session  # type: ignore[no-any-return]
+    """The ORM session of the request's one transaction (opened by ApiRoute)."""
+    return await request.state.db.session()  # type: ignore[no-any-return]
 
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 
 
+async def get_connection(request: Request) -> AsyncConnection:
+    """The request's connection, for Core statements (db/request_db.py): a read that
+    needs no ORM object opens no session."""
+    return await request.state.db.connection()  # type: ignore[no-any-return]
+
+
+Connection = Annotated[AsyncConnection, Depends(get_connection)]
+
+
 async def get_caller(
     request: Request,
-    session: Session,
+    conn: Connection,
     authorization: Annotated[str | None, Depends(_api_key_header)] = None,
 ) -> Caller:
     try:
-        caller = await authenticate(session, parse_authorization(authorization))
+        caller = await authenticate(conn, parse_authorization(authorization))
     except RefusedKnownKey as refused:
         # Let go of the request's transaction (SQLite: its write lock) before the
         # notice is queued in a transaction of its own; the 401 then goes out.
-        await session.rollback()
+        await request.state.db.rollback()
         await note_failed_login(
             request.app.state.sessionmaker, key_id=refused.key_id,
             account_id=refused.account_id,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.apikey import PresentedKey
 from cloudadmin.auth.caller import Caller
+from cloudadmin.db import driver
 from cloudadmin.db.models import ApiKey, Client, User
 from cloudadmin.db.models.accounts import user_groups
 from cloudadmin.db.types import utcnow
@@ -26,7 +27,8 @@ class RefusedKnownKey(TokenNotValid):
 
 
 # Built once: the key, its user, the user's account and group ids, in one round trip
-# of plain rows (one per group; no ORM objects on the path of every request).
+# of plain rows (one per group; no ORM objects on the path of every request). The
+# columns are unpacked by position in authenticate().
 _LOOKUP = (
     select(
         ApiKey.id, ApiKey.secret_hash, ApiKey.revoked, ApiKey.expires_at,
@@ -42,29 +44,29 @@ _LOOKUP = (
 )  # fmt: skip
 
 
-async def authenticate(session: AsyncSession, presented: PresentedKey) -> Caller:
+async def authenticate(conn: AsyncConnection, presented: PresentedKey) -> Caller:
     """Look the key up by id, then compare a hash of its secret in constant time."""
-    conn = await session.connection()
-    rows = (await conn.execute(_LOOKUP, {"key_id": presented.key_id})).all()
+    rows = await driver.fetch(conn, _LOOKUP, {"key_id": presented.key_id})
     if not rows:
         raise TokenNotValid(INVALID)
-    key = rows[0]
-    if not secret_matches(key.id, presented.secret, key.secret_hash):
-        raise RefusedKnownKey(key.id, key.account_id)
-    if key.revoked or (key.expires_at is not None and key.expires_at <= utcnow()):
+    (key_id, secret_hash, revoked, expires_at, user_id, email, superuser, deleted, is_active,
+     account_id, client_type, reseller_id, company_name, account_deleted, _) = rows[0]
+    if not secret_matches(key_id, presented.secret, secret_hash):
+        raise RefusedKnownKey(key_id, account_id)
+    if revoked or (expires_at is not None and expires_at <= utcnow()):
         raise TokenNotValid(INVALID)
-    if key.deleted:
-        raise RefusedKnownKey(key.id, key.account_id)
-    if not key.is_active or key.account_deleted:
+    if deleted:
+        raise RefusedKnownKey(key_id, account_id)
+    if not is_active or account_deleted:
         raise TokenNotValid(INVALID)
     return Caller(
-        user_id=key.user_id,
-        user_email=key.email,
-        superuser=key.superuser,
-        group_ids=frozenset(r.group_id for r in rows if r.group_id is not None),
-        key_id=key.id,
-        account_id=key.account_id,
-        account_type=key.client_type,
-        account_reseller_id=key.reseller_id,
-        account_company_name=key.company_name,
+        user_id=user_id,
+        user_email=email,
+        superuser=superuser,
+        group_ids=frozenset(r[-1] for r in rows if r[-1] is not None),
+        key_id=key_id,
+        account_id=account_id,
+        account_type=client_type,
+        account_reseller_id=reseller_id,
+        account_company_name=company_name,
     )

@@ -6,7 +6,12 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.orm import Session
 
 from cloudadmin.config import Settings
@@ -76,6 +81,13 @@ def autocommit_engine(engine: AsyncEngine) -> AsyncEngine:
     if is_sqlite_url(str(engine.url)):
         return engine.execution_options(**{_AUTOCOMMIT: True})
     return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def is_autocommit(conn: AsyncConnection) -> bool:
+    """Whether ``conn`` runs each statement on its own (a connection of autocommit_engine)."""
+    sync = conn.sync_connection
+    options = sync.get_execution_options() if sync is not None else {}
+    return bool(options.get(_AUTOCOMMIT) or options.get("isolation_level") == "AUTOCOMMIT")
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from cloudadmin.db.request_db import ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import UnsupportedMediaType
 from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
@@ -60,7 +61,11 @@ class ApiRoute(APIRoute):
         action = self.name
         # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
         reads = (self.methods or set()) <= {"GET", "HEAD"}
-        maker = "read_sessionmaker" if reads else "sessionmaker"
+
+        def open_database(app: Any) -> RequestDatabase:
+            if reads:
+                return ReadDatabase(app.state.read_engine, app.state.read_sessionmaker)
+            return RequestDatabase(app.state.sessionmaker)
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
@@ -75,34 +80,44 @@ class ApiRoute(APIRoute):
         async def attempt(
             request: Request, requested_at: Any, *, retry_dead_connection: bool
         ) -> Response:
-            async with request.app.state.turns.turn(), \
-                    getattr(request.app.state, maker)() as session:
-                request.state.session = session
+            async with request.app.state.turns.turn():
+                db = open_database(request.app)
                 try:
-                    _check_content_type(request, body_kind)
-                    response = await handle(request)
-                except Exception as exc:
-                    if retry_dead_connection and _is_dead_connection(exc):
-                        raise _DeadConnection from exc
-                    response = render_exception(request, exc)
-                caller = getattr(request.state, "caller", None)
-                committed = False
-                if response.status_code < 400:
-                    try:
-                        if caller is not None:
-                            # The log row rides in the request's own transaction.
-                            await write_entry(session, await build_entry(
-                                request, caller, action, requested_at,
-                                response.status_code, reverted=False))
-                        await session.commit()
-                        committed = True
-                    except Exception as exc:
-                        response = render_exception(request, exc)
-                if not committed:
-                    await session.rollback()
+                    return await respond(request, db, requested_at,
+                                         retry_dead_connection=retry_dead_connection)
+                finally:
+                    await db.close()
+
+        async def respond(
+            request: Request, db: RequestDatabase, requested_at: Any, *,
+            retry_dead_connection: bool,
+        ) -> Response:
+            request.state.db = db
+            try:
+                _check_content_type(request, body_kind)
+                response = await handle(request)
+            except Exception as exc:
+                if retry_dead_connection and _is_dead_connection(exc):
+                    raise _DeadConnection from exc
+                response = render_exception(request, exc)
+            caller = getattr(request.state, "caller", None)
+            committed = False
+            if response.status_code < 400:
+                try:
                     if caller is not None:
-                        await _log_reverted(request, caller, action, requested_at,
-                                            response.status_code)
+                        # The log row rides in the request's own transaction.
+                        await write_entry(await db.connection(), await build_entry(
+                            request, caller, action, requested_at,
+                            response.status_code, reverted=False))
+                    await db.commit()
+                    committed = True
+                except Exception as exc:
+                    response = render_exception(request, exc)
+            if not committed:
+                await db.rollback()
+                if caller is not None:
+                    await _log_reverted(request, caller, action, requested_at,
+                                        response.status_code)
             return response
 
         return transactional_handler
@@ -114,7 +129,7 @@ async def _log_reverted(
     """Record a failed request after its rollback, in a transaction of its own."""
     try:
         async with request.app.state.sessionmaker() as session:
-            await write_entry(session, await build_entry(
+            await write_entry(await session.connection(), await build_entry(
                 request, caller, action, requested_at, status, reverted=True))
             await session.commit()
     except Exception:  # the log must never turn an answer into a 500

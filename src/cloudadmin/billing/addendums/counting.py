@@ -9,7 +9,7 @@ handful of counter rows; any other query counts the matching addendums (docs/bil
 from __future__ import annotations
 
 from sqlalchemy import ColumnElement, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import repository
@@ -55,14 +55,14 @@ def _counts_where(q: AddendumQuery, caller: Caller) -> list[ColumnElement[bool]]
 
 
 async def count(
-    session: AsyncSession, q: AddendumQuery, caller: Caller,
+    conn: AsyncConnection, q: AddendumQuery, caller: Caller,
     where: list[ColumnElement[bool]],
 ) -> int:
     kind = counter_kind(q, caller)
     if kind == "totals":
         products = product_ids(q)
         return await repository.sum_totals(
-            session, statuses=q.status, products=None if products is None else sorted(products))
+            conn, statuses=q.status, products=None if products is None else sorted(products))
     if kind == "counts":
-        return await repository.sum_counts(session, _counts_where(q, caller))
-    return await repository.count_rows(session, where)
+        return await repository.sum_counts(conn, _counts_where(q, caller))
+    return await repository.count_rows(conn, where)

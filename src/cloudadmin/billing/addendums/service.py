@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
@@ -54,7 +54,7 @@ WALK_AT_MOST = 20_000  # rows walked in id order to fill the page of a dense res
 
 
 async def _plan(
-    session: AsyncSession, caller: Caller, q: AddendumQuery, total: int, order: list[Any]
+    conn: AsyncConnection, caller: Caller, q: AddendumQuery, total: int, order: list[Any]
 ) -> tuple[list[Any], bool]:
     """The ORDER BY to use, and whether to write the scope for a walk in id order."""
     descending = filters.id_first(q.ordering)
@@ -63,28 +63,28 @@ async def _plan(
     if total <= SORT_AT_MOST:
         return filters.by_id_expression(descending), False
     if caller.is_reseller:
-        rows = await repository.table_rows(session)
+        rows = await repository.table_rows(conn)
         if (q.offset + q.limit) * rows / total <= WALK_AT_MOST:
             return order, True
     return order, False
 
 
 async def list_addendums(
-    session: AsyncSession, caller: Caller, q: AddendumQuery, *, url: URL
+    conn: AsyncConnection, caller: Caller, q: AddendumQuery, *, url: URL
 ) -> dict[str, Any]:
     """The page as schemas.AddendumPage has it, in plain dicts (see _out)."""
-    dialect = repository.dialect_of(session)
+    dialect = repository.dialect_of(conn)
     order = filters.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
     conds = filters.conditions(q)
     if q.company_name is not None:
-        ids = await repository.client_ids_named(session, q.company_name)
+        ids = await repository.client_ids_named(conn, q.company_name)
         conds.append(filters.ids_in(filters.A.client_id, ids, dialect))
-    total = await counting.count(session, q, caller, filters.scope(caller) + conds)
+    total = await counting.count(conn, q, caller, filters.scope(caller) + conds)
     rows: Sequence[Any] = []
     if q.offset < total:
-        order, walk = await _plan(session, caller, q, total, order)
+        order, walk = await _plan(conn, caller, q, total, order)
         where = filters.scope(caller, walk=walk) + conds
-        rows = await repository.page(session, where, order, limit=q.limit, offset=q.offset)
+        rows = await repository.page(conn, where, order, limit=q.limit, offset=q.offset)
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
     return {"count": total, "next": nxt, "previous": prev,
             "results": [_out(r, q.active_at) for r in rows]}
