@@ -109,7 +109,8 @@ async def fetch(
     conn: AsyncConnection, stmt: ClauseElement, params: Mapping[str, Any] | None = None
 ) -> Sequence[Sequence[Any]]:
     """The rows of ``stmt`` as tuples (or rows that unpack like them), types processed
-    as SQLAlchemy would; for a statement without rows, an empty list."""
+    as SQLAlchemy would; for a statement without rows (an INSERT without the RETURNING
+    SQLAlchemy adds on PostgreSQL), an empty list."""
     key = stmt._generate_cache_key() if is_autocommit(conn) else None
     if key is None:
         result = await conn.execute(stmt, params)  # type: ignore[call-overload]

@@ -1,0 +1,121 @@
+"""db/driver.py: statements on the driver connection give what SQLAlchemy gives, and
+anything it cannot take goes SQLAlchemy's own way, with SQLAlchemy's errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db import driver
+from cloudadmin.db.engine import is_autocommit
+from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.db.request_db import ReadDatabase
+
+LOG: Any = ActivityLogEntry.__table__
+T0 = datetime(2025, 5, 15, 12, 0, tzinfo=UTC)
+
+
+def entry(n: int, **fields: Any) -> dict[str, Any]:
+    return {"actions": f"action_{n}", "data": "", "user_email": f"u{n}@example.com",
+            "client_id": n % 3, "token_id": None, "user_id": n,
+            "requested_at": T0 + timedelta(minutes=n), "path": "/p", "method": "GET",
+            "remote_ip_address": "127.0.0.1", "host": "h", "query_params": "",
+            "status_code": 200, "reverted": False, "request_id": f"r{n}", **fields}
+
+
+async def add_entries(session: AsyncSession, n: int) -> None:
+    await session.execute(insert(LOG), [entry(i) for i in range(1, n + 1)])
+    await session.commit()
+
+
+def filtered(client_ids: list[int], after: datetime) -> Any:
+    """A statement with an expanding IN list, a UTC instant and a UTC column out."""
+    return (select(LOG.c.id, LOG.c.requested_at, LOG.c.token_id)
+            .where(LOG.c.client_id.in_(client_ids), LOG.c.requested_at > after)
+            .order_by(LOG.c.id))
+
+
+@pytest.fixture
+async def read_db(app: Any) -> Any:
+    db = ReadDatabase(app.state.read_engine, app.state.read_sessionmaker)
+    yield db
+    await db.close()
+
+
+class TestFetch:
+    async def test_rows_and_types_are_sqlalchemys(self, read_db: ReadDatabase,
+                                                  session: AsyncSession):
+        await add_entries(session, 12)
+        conn = await read_db.connection()
+        assert is_autocommit(conn)
+        stmt = filtered([0, 2], T0 + timedelta(minutes=3))
+        expected = [tuple(r) for r in (await conn.execute(stmt)).all()]
+        got = [tuple(r) for r in await driver.fetch(conn, stmt)]
+        assert got == expected
+        assert [i for i, _, _ in got] == [5, 6, 8, 9, 11, 12]
+        assert all(at.tzinfo is not None and at.utcoffset() == timedelta(0)
+                   for _, at, _ in got)
+
+    async def test_a_cached_shape_takes_the_new_values(self, read_db: ReadDatabase,
+                                                       session: AsyncSession):
+        await add_entries(session, 12)
+        conn = await read_db.connection()
+        first = await driver.fetch(conn, filtered([1], T0))
+        again = await driver.fetch(conn, filtered([1, 2], T0 + timedelta(minutes=9)))
+        assert [r[0] for r in first] == [1, 4, 7, 10]
+        assert [r[0] for r in again] == [10, 11]
+
+    async def test_named_parameters_are_bound(self, read_db: ReadDatabase,
+                                              session: AsyncSession):
+        await add_entries(session, 4)
+        conn = await read_db.connection()
+        stmt = select(func.count()).select_from(LOG).where(LOG.c.user_id >= bindparam("u"))
+        assert await driver.scalar(conn, stmt, {"u": 3}) == 2
+        assert await driver.scalar(conn, stmt, {"u": 1}) == 4
+
+    async def test_an_insert_commits_on_its_own(self, read_db: ReadDatabase,
+                                                session: AsyncSession):
+        conn = await read_db.connection()
+        values = {c.name: bindparam(c.name, type_=c.type) for c in LOG.columns
+                  if c.name != "id"}
+        await driver.fetch(conn, insert(LOG).values(values), entry(1))
+        count = select(func.count()).select_from(LOG)
+        assert (await session.execute(count)).scalar_one() == 1
+
+    async def test_a_refused_statement_raises_sqlalchemys_error(
+        self, read_db: ReadDatabase, session: AsyncSession
+    ):
+        await add_entries(session, 1)
+        conn = await read_db.connection()
+        duplicate = insert(LOG).values(id=1, **entry(1))
+        with pytest.raises(IntegrityError) as raised:
+            await driver.fetch(conn, duplicate)
+        assert isinstance(raised.value, DBAPIError)
+
+
+class TestTransactions:
+    async def test_a_change_runs_in_its_transaction(self, app: Any):
+        """On a connection with a transaction the statement is SQLAlchemy's, so a
+        rollback takes it back."""
+        async with app.state.sessionmaker() as change:
+            conn = await change.connection()
+            assert not is_autocommit(conn)
+            await driver.fetch(conn, insert(LOG).values(**entry(1)))
+            await change.rollback()
+        async with app.state.sessionmaker() as check:
+            count = select(func.count()).select_from(LOG)
+            assert (await check.execute(count)).scalar_one() == 0
+
+
+class TestReadDatabase:
+    async def test_a_read_opens_no_session_until_asked(self, read_db: ReadDatabase):
+        conn = await read_db.connection()
+        assert read_db._read_session is None
+        session = await read_db.session()
+        assert await session.connection() is conn
+        assert await read_db.session() is session
