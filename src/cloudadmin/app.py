@@ -104,7 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = create_engine(settings)
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
     app.state.read_engine = autocommit_engine(app.state.engine)
-    app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
+    app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
 

@@ -104,10 +104,11 @@ class _ReadOnlySession(Session):
         super().flush(objects)
 
 
-def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
-    """Sessions for requests that only read (GET): their statements run without an
-    explicit transaction (autocommit_engine). Under READ COMMITTED each statement of a
-    transaction sees the data committed when it starts anyway, so reads lose nothing;
-    the request's activity-log row is then one INSERT committed on its own."""
-    return async_sessionmaker(autocommit_engine(engine), expire_on_commit=False,
+def create_read_sessionmaker(read_engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
+    """Sessions for requests that only read (GET), on ``read_engine`` (an
+    autocommit_engine): their statements run without an explicit transaction. Under
+    READ COMMITTED each statement of a transaction sees the data committed when it
+    starts anyway, so reads lose nothing; the request's activity-log row is then one
+    INSERT committed on its own."""
+    return async_sessionmaker(read_engine, expire_on_commit=False,
                               autoflush=False, sync_session_class=_ReadOnlySession)

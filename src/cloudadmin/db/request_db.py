@@ -11,12 +11,24 @@ such a request's CPU (docs/architecture.md, "Statements on the driver connection
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 
-class RequestDatabase:
+class RequestDatabase(Protocol):
+    async def session(self) -> AsyncSession: ...
+
+    async def connection(self) -> AsyncConnection: ...
+
+    async def commit(self) -> None: ...
+
+    async def rollback(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class ChangeDatabase:
     """A change's: one session, its transaction owned by the request."""
 
     def __init__(self, maker: Any) -> None:
@@ -38,7 +50,7 @@ class RequestDatabase:
         await self._session.close()
 
 
-class ReadDatabase(RequestDatabase):
+class ReadDatabase:
     """A read's: a connection checked out on first use, a session on it on first use.
     Every statement commits on its own, so commit and rollback have nothing to do at
     the database; they only end the session's bookkeeping."""
@@ -47,12 +59,12 @@ class ReadDatabase(RequestDatabase):
         self._engine = engine
         self._maker = maker
         self._conn: AsyncConnection | None = None
-        self._read_session: AsyncSession | None = None
+        self._session: AsyncSession | None = None
 
     async def session(self) -> AsyncSession:
-        if self._read_session is None:
-            self._read_session = self._maker(bind=await self.connection())
-        return self._read_session
+        if self._session is None:
+            self._session = self._maker(bind=await self.connection())
+        return self._session
 
     async def connection(self) -> AsyncConnection:
         if self._conn is None:
@@ -60,17 +72,17 @@ class ReadDatabase(RequestDatabase):
         return self._conn
 
     async def commit(self) -> None:
-        if self._read_session is not None:
-            await self._read_session.commit()
+        if self._session is not None:
+            await self._session.commit()
 
     async def rollback(self) -> None:
-        if self._read_session is not None:
-            await self._read_session.rollback()
+        if self._session is not None:
+            await self._session.rollback()
 
     async def close(self) -> None:
         try:
-            if self._read_session is not None:
-                await self._read_session.close()
+            if self._session is not None:
+                await self._session.close()
         finally:
             if self._conn is not None:
                 await self._conn.close()

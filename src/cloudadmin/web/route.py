@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.db.request_db import ReadDatabase, RequestDatabase
+from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import UnsupportedMediaType
 from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
@@ -65,7 +65,7 @@ class ApiRoute(APIRoute):
         def open_database(app: Any) -> RequestDatabase:
             if reads:
                 return ReadDatabase(app.state.read_engine, app.state.read_sessionmaker)
-            return RequestDatabase(app.state.sessionmaker)
+            return ChangeDatabase(app.state.sessionmaker)
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()

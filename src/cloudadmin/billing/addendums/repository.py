@@ -27,11 +27,6 @@ async def _core(conn: AsyncConnection, stmt: Any, params: Any = None) -> Sequenc
     return await driver.fetch(conn, stmt, params)
 
 
-def _one(rows: Sequence[Any]) -> int:
-    (value,) = rows
-    return int(value[0])
-
-
 def dialect_of(conn: AsyncConnection) -> str:
     return conn.dialect.name
 
@@ -68,7 +63,7 @@ async def page(
 
 async def count_rows(conn: AsyncConnection, where: Sequence[ColumnElement[bool]]) -> int:
     stmt = select(func.count()).select_from(addendums).where(*where)
-    return _one(await _core(conn, stmt))
+    return int(await driver.scalar(conn, stmt))
 
 
 def _totals_statement(by_status: bool, by_product: bool) -> Any:
@@ -90,7 +85,7 @@ async def sum_totals(
     """Addendums with one of ``statuses`` and ``products`` (None: any), from the totals."""
     stmt = _TOTALS[statuses is not None, products is not None]
     params = {"statuses": list(statuses or ()), "products": list(products or ())}
-    return _one(await _core(conn, stmt, params))
+    return int(await driver.scalar(conn, stmt, params))
 
 
 async def table_rows(conn: AsyncConnection) -> int:
@@ -100,4 +95,4 @@ async def table_rows(conn: AsyncConnection) -> int:
 
 async def sum_counts(conn: AsyncConnection, where: Sequence[ColumnElement[bool]]) -> int:
     stmt = select(func.coalesce(func.sum(COUNTS.n), 0)).where(*where)
-    return _one(await _core(conn, stmt))
+    return int(await driver.scalar(conn, stmt))
