@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import Integer, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -77,6 +77,35 @@ class TestFetch:
         stmt = select(func.count()).select_from(LOG).where(LOG.c.user_id >= bindparam("u"))
         assert await driver.scalar(conn, stmt, {"u": 3}) == 2
         assert await driver.scalar(conn, stmt, {"u": 1}) == 4
+
+
+class TestStatic:
+    """A statement built once, whose values come as named parameters."""
+
+    STMT = driver.Static(
+        select(LOG.c.id, LOG.c.requested_at)
+        .where(LOG.c.client_id.in_(bindparam("clients", expanding=True)),
+               LOG.c.requested_at > bindparam("after"), LOG.c.user_id + 0 > 0)
+        .order_by(LOG.c.id).limit(bindparam("n", type_=Integer)))
+
+    async def test_each_execution_takes_its_own_values(self, read_db: ReadDatabase,
+                                                        session: AsyncSession):
+        await add_entries(session, 12)
+        conn = await read_db.connection()
+        first = await driver.fetch(conn, self.STMT, {"clients": [1], "after": T0, "n": 10})
+        again = await driver.fetch(conn, self.STMT, {
+            "clients": [1, 2], "after": T0 + timedelta(minutes=7), "n": 3})
+        assert [r[0] for r in first] == [1, 4, 7, 10]
+        assert [r[0] for r in again] == [8, 10, 11]
+        assert all(at.utcoffset() == timedelta(0) for _, at in again)
+
+    async def test_inside_a_transaction_it_runs_through_sqlalchemy(
+            self, session: AsyncSession):
+        await add_entries(session, 6)
+        conn = await session.connection()
+        assert not is_autocommit(conn)
+        rows = await driver.fetch(conn, self.STMT, {"clients": [0], "after": T0, "n": 5})
+        assert [r[0] for r in rows] == [3, 6]
 
     async def test_an_insert_commits_on_its_own(self, read_db: ReadDatabase,
                                                 session: AsyncSession):

@@ -48,6 +48,30 @@ class _Entry:
         self.results = results
 
 
+class Static:
+    """A statement built once whose values all come as named parameters.
+
+    Compiled once per dialect and kept on the object: no cache key is computed per
+    execution (for a statement built per request, ``_generate_cache_key`` walks it to
+    find its values; here there are none to find). Keep such statements for the life of
+    the process, or in a bounded cache (billing/addendums/repository.py).
+    """
+
+    __slots__ = ("stmt", "_entries")
+
+    def __init__(self, stmt: ClauseElement) -> None:
+        self.stmt = stmt
+        self._entries: dict[str, _Entry] = {}
+
+    def entry(self, dialect: Dialect) -> _Entry:
+        entry = self._entries.get(dialect.name)
+        if entry is None:
+            entry = _Entry(self.stmt.compile(dialect=dialect),
+                           _result_processors(self.stmt, dialect))
+            self._entries[dialect.name] = entry
+        return entry
+
+
 def _result_processors(stmt: Any, dialect: Dialect) -> list[Processor] | None:
     columns = getattr(stmt, "selected_columns", None)
     if columns is None:  # INSERT/UPDATE/DELETE without RETURNING
@@ -78,10 +102,13 @@ def _driver_arguments(entry: _Entry, key: Any, params: Mapping[str, Any] | None
                       ) -> tuple[str, list[Any]]:
     """The SQL (IN lists expanded) and its positional arguments, bind-processed."""
     compiled: Any = entry.compiled
-    # As SQLAlchemy's own execution does with a cached statement (engine/default.py):
-    # this statement's values, by position, into the cached statement's parameters.
-    values = compiled.construct_params(params, extracted_parameters=key.bindparams,
-                                       escape_names=False, _collected_params=key.params)
+    if key is None:  # a Static statement: its values are the named parameters
+        values = compiled.construct_params(params, escape_names=False)
+    else:
+        # As SQLAlchemy's own execution does with a cached statement (engine/default.py):
+        # this statement's values, by position, into the cached statement's parameters.
+        values = compiled.construct_params(params, extracted_parameters=key.bindparams,
+                                           escape_names=False, _collected_params=key.params)
     state = compiled.construct_expanded_state(values, escape_names=False)
     # The statement's processors, plus those of the names an IN list expanded into (as
     # DefaultExecutionContext merges them).
@@ -114,15 +141,22 @@ async def _through_sqlalchemy(
 
 
 async def fetch(
-    conn: AsyncConnection, stmt: ClauseElement, params: Mapping[str, Any] | None = None
+    conn: AsyncConnection, statement: ClauseElement | Static,
+    params: Mapping[str, Any] | None = None,
 ) -> Sequence[Sequence[Any]]:
-    """The rows of ``stmt`` as tuples (or rows that unpack like them), types processed
-    as SQLAlchemy would; for a statement without rows (an INSERT without the RETURNING
-    SQLAlchemy adds on PostgreSQL), an empty list."""
-    key = stmt._generate_cache_key() if is_autocommit(conn) else None
-    if key is None:
+    """The rows of ``statement`` as tuples (or rows that unpack like them), types
+    processed as SQLAlchemy would; for a statement without rows (an INSERT without the
+    RETURNING SQLAlchemy adds on PostgreSQL), an empty list."""
+    stmt = statement.stmt if isinstance(statement, Static) else statement
+    if not is_autocommit(conn):
         return await _through_sqlalchemy(conn, stmt, params)
-    entry = _entry(stmt, key, conn.dialect)
+    if isinstance(statement, Static):
+        key, entry = None, statement.entry(conn.dialect)
+    else:
+        key = stmt._generate_cache_key()
+        if key is None:  # a statement SQLAlchemy does not cache
+            return await _through_sqlalchemy(conn, stmt, params)
+        entry = _entry(stmt, key, conn.dialect)
     sql, args = _driver_arguments(entry, key, params)
     try:
         rows = await _run_on_driver(conn, sql, args)
@@ -139,7 +173,8 @@ async def fetch(
 
 
 async def scalar(
-    conn: AsyncConnection, stmt: ClauseElement, params: Mapping[str, Any] | None = None
+    conn: AsyncConnection, stmt: ClauseElement | Static,
+    params: Mapping[str, Any] | None = None,
 ) -> Any:
     """The first column of the one row ``stmt`` returns."""
     rows = await fetch(conn, stmt, params)

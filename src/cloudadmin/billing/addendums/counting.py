@@ -8,14 +8,12 @@ handful of counter rows; any other query counts the matching addendums (docs/bil
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import repository
-from cloudadmin.billing.addendums.filters import product_ids
+from cloudadmin.billing.addendums.filters import Where, counts_where, product_ids
 from cloudadmin.billing.addendums.schemas import AddendumQuery
-from cloudadmin.billing.addendums.tables import COUNTS, C
 
 # Filters the counters can answer; any other filter given means a real count.
 COUNTER_FILTERS = {"status", "product_id", "product_internal_name", "client_id", "reseller_id"}
@@ -35,34 +33,12 @@ def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
     return None  # an account's own addendums (client or payer): few, counted directly
 
 
-def _counts_where(q: AddendumQuery, caller: Caller) -> list[ColumnElement[bool]]:
-    c = COUNTS
-    out: list[ColumnElement[bool]] = []
-    if caller.is_reseller:
-        clients = select(C.id).where(C.reseller_id == caller.account_id)
-        out.append(or_(c.reseller_key == caller.account_id,
-                       c.client_id.in_(clients.scalar_subquery())))
-    if q.status is not None:
-        out.append(c.status.in_(q.status))
-    products = product_ids(q)
-    if products is not None:
-        out.append(c.product_id.in_(sorted(products)))
-    if q.client_id is not None:
-        out.append(c.client_id.in_(q.client_id))
-    if q.reseller_id is not None:
-        out.append(c.reseller_key.in_([-1 if v is None else v for v in q.reseller_id]))
-    return out
-
-
-async def count(
-    conn: AsyncConnection, q: AddendumQuery, caller: Caller,
-    where: list[ColumnElement[bool]],
-) -> int:
+async def count(conn: AsyncConnection, q: AddendumQuery, caller: Caller, where: Where) -> int:
     kind = counter_kind(q, caller)
     if kind == "totals":
         products = product_ids(q)
         return await repository.sum_totals(
             conn, statuses=q.status, products=None if products is None else sorted(products))
     if kind == "counts":
-        return await repository.sum_counts(conn, _counts_where(q, caller))
+        return await repository.sum_counts(conn, counts_where(q, caller))
     return await repository.count_rows(conn, where)

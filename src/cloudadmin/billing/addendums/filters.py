@@ -8,10 +8,10 @@ everywhere: filters, ordering, status_at_active_at).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
@@ -29,96 +29,202 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
-from cloudadmin.billing.addendums.tables import A, C
+from cloudadmin.billing.addendums.tables import COUNTS, A, C
 from cloudadmin.kit.ordering import parse_ordering
 
 
-def scope(caller: Caller, *, walk: bool = False) -> list[ColumnElement[bool]]:
-    """What the caller may see (access.md, operation 13).
+class Where(NamedTuple):
+    """The scope and filters of a request as a statement shape and its values.
 
-    ``walk``: the same condition written so that no index can serve it (``col + 0``),
-    for a reseller who sees a large share of the table: walking the primary key in id
-    order then fills a page after a few hundred rows, where the indexes of the OR would
-    fetch and sort everything the reseller sees.
+    ``shape`` says which conditions there are and nothing about their values, so a
+    statement is built once per shape (``clauses``) with named parameters, and every
+    request only supplies ``params``: building and cache-keying a SQLAlchemy statement
+    on every request cost about a seventh of the list's CPU (docs/billing.md).
     """
-    if caller.is_operator:
-        return []
-    if caller.is_reseller:
-        clients = select(C.id).where(C.reseller_id == caller.account_id)
-        reseller, client = (A.reseller_id + 0, A.client_id + 0) if walk else (
-            A.reseller_id, A.client_id)
-        return [or_(reseller == caller.account_id, client.in_(clients.scalar_subquery()))]
-    return [or_(A.client_id == caller.account_id, A.payer_id == caller.account_id)]
+
+    shape: tuple[Any, ...]
+    params: dict[str, Any]
 
 
-def _nullable_in(column: Any, values: Sequence[int | None]) -> ColumnElement[bool]:
-    numbers = [v for v in values if v is not None]
-    parts: list[ColumnElement[bool]] = []
-    if numbers:
-        parts.append(column.in_(numbers))
-    if len(numbers) < len(values):
-        parts.append(column.is_(None))
-    return or_(*parts)
+def where(
+    q: AddendumQuery, caller: Caller, dialect: str, *,
+    company_ids: Sequence[int] | None = None, walk: bool = False,
+) -> Where:
+    """What ``caller`` may see of the addendums ``q`` filters for.
 
-
-def ids_in(column: Any, ids: Sequence[int], dialect: str) -> ColumnElement[bool]:
-    """``column IN ids`` as one bound value whatever the number of ids."""
-    if not ids:
-        return column.in_([])
-    if dialect == "postgresql":
-        return column == any_(bindparam("company_client_ids", list(ids), type_=ARRAY(Integer)))
-    each = func.json_each(bindparam("company_client_ids", json.dumps(list(ids))))
-    return column.in_(select(literal_column("value")).select_from(each).scalar_subquery())
-
-
-def conditions(q: AddendumQuery) -> list[ColumnElement[bool]]:
-    """Every filter of ``q`` except company_name (which needs the clients; see repository)."""
-    out: list[ColumnElement[bool]] = []
-    end_open = A.active_end.is_(None)
-    if q.active_at is not None:  # start <= t < end
-        out += [A.active_start <= q.active_at, or_(end_open, A.active_end > q.active_at)]
-    if q.not_active_at is not None:
-        t = q.not_active_at
-        out.append(or_(A.active_start > t, and_(A.active_end.is_not(None), A.active_end <= t)))
-    if q.active_after is not None:  # active at some instant later than t (period not empty)
-        t = q.active_after
-        out.append(or_(end_open, and_(A.active_end > t, A.active_end > A.active_start)))
-    if q.active_before is not None:  # active at some instant earlier than t
-        t = q.active_before
-        out += [A.active_start < t, or_(end_open, A.active_end > A.active_start)]
-    if q.active_start_from is not None:
-        out.append(A.active_start >= q.active_start_from)
-    if q.active_start_to is not None:
-        out.append(A.active_start <= q.active_start_to)
-    if q.active_end_from is not None:  # an open end is later than any instant
-        out.append(or_(end_open, A.active_end >= q.active_end_from))
-    if q.active_end_to is not None:
-        out.append(and_(A.active_end.is_not(None), A.active_end <= q.active_end_to))
-    if q.created_after is not None:
-        out.append(A.created_at > q.created_after)
-    if q.created_before is not None:
-        out.append(A.created_at < q.created_before)
+    ``company_ids``: the clients whose name matches ``q.company_name`` (repository).
+    ``walk``: see :func:`_scope`.
+    """
+    shape: list[Any] = [dialect, _scope_kind(caller, walk)]
+    params: dict[str, Any] = {}
+    if not caller.is_operator:
+        params["scope_account"] = caller.account_id
+    for name in _INSTANTS:
+        value = getattr(q, name)
+        if value is not None:
+            shape.append(name)
+            params[name] = value
     if q.created_on is not None:
         day = datetime(q.created_on.year, q.created_on.month, q.created_on.day, tzinfo=UTC)
-        out += [A.created_at >= day, A.created_at < day + timedelta(days=1)]
-    if q.addendum_id is not None:
-        out.append(A.id.in_(q.addendum_id))
-    if q.id is not None:
-        out.append(A.id == q.id)
-    for name in ("client_id", "provider_id", "plan_id", "product_id", "currency_id",
-                 "currency_char_code", "product_internal_name", "status"):
+        shape.append("created_on")
+        params["created_on_from"], params["created_on_to"] = day, day + timedelta(days=1)
+    for name in _LISTS:
         values = getattr(q, name)
         if values is not None:
-            out.append(getattr(A, name).in_(values))
-    if q.payer_id is not None:
-        out.append(_nullable_in(A.payer_id, q.payer_id))
-    if q.reseller_id is not None:
-        out.append(_nullable_in(A.reseller_id, q.reseller_id))
-    if q.plan_name is not None:
-        out.append(A.plan_name_folded.contains(fold(q.plan_name), autoescape=True))
-    if q.product_name is not None:
-        out.append(A.product_name_folded.contains(fold(q.product_name), autoescape=True))
-    return out
+            shape.append(name)
+            params[name] = list(values)
+    if q.id is not None:
+        shape.append("id")
+        params["id"] = q.id
+    for name in _NULLABLE_LISTS:
+        values = getattr(q, name)
+        if values is not None:
+            numbers = [v for v in values if v is not None]
+            shape.append((name, bool(numbers), len(numbers) < len(values)))
+            params[name] = numbers
+    for name in _SEARCHES:
+        value = getattr(q, name)
+        if value is not None:
+            shape.append(name)
+            params[name] = _escape_like(fold(value))
+    if company_ids is not None:
+        shape.append(("company_name", bool(company_ids)))
+        params["company_client_ids"] = _ids_value(company_ids, dialect)
+    return Where(tuple(shape), params)
+
+
+def _scope_kind(caller: Caller, walk: bool) -> str:
+    if caller.is_operator:
+        return "operator"
+    if caller.is_reseller:
+        return "reseller-walk" if walk else "reseller"
+    return "account"
+
+
+@lru_cache(maxsize=512)
+def clauses(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
+    """The WHERE conditions of a :class:`Where` shape, with named parameters."""
+    dialect, scope_kind, *filters = shape
+    out = _scope(scope_kind)
+    for part in filters:
+        if isinstance(part, tuple):
+            name, *flags = part
+            out += _VALUED_CLAUSES[name](dialect, *flags)
+        else:
+            out += _CLAUSES[part]()
+    return tuple(out)
+
+
+def _scope(kind: str) -> list[ColumnElement[bool]]:
+    """What the caller may see (access.md, operation 13).
+
+    ``reseller-walk``: the reseller's condition written so that no index can serve it
+    (``col + 0``), for a reseller who sees a large share of the table: walking the
+    primary key in id order then fills a page after a few hundred rows, where the
+    indexes of the OR would fetch and sort everything the reseller sees.
+    """
+    account: Any = bindparam("scope_account")
+    if kind == "operator":
+        return []
+    if kind.startswith("reseller"):
+        clients = select(C.id).where(C.reseller_id == account)
+        reseller, client = (A.reseller_id + 0, A.client_id + 0) if kind == "reseller-walk" \
+            else (A.reseller_id, A.client_id)
+        return [or_(reseller == account, client.in_(clients.scalar_subquery()))]
+    return [or_(A.client_id == account, A.payer_id == account)]
+
+
+def _p(name: str) -> Any:
+    return bindparam(name)
+
+
+def _end_open() -> ColumnElement[bool]:
+    return A.active_end.is_(None)
+
+
+# Conditions per filter, as documented in docs/billing.md; each takes its value from the
+# parameter of the filter's own name.
+_CLAUSES: dict[str, Callable[[], list[ColumnElement[bool]]]] = {
+    # start <= t < end
+    "active_at": lambda: [A.active_start <= _p("active_at"),
+                          or_(_end_open(), A.active_end > _p("active_at"))],
+    "not_active_at": lambda: [or_(A.active_start > _p("not_active_at"),
+                                  and_(A.active_end.is_not(None),
+                                       A.active_end <= _p("not_active_at")))],
+    # active at some instant later than t (and the period is not empty)
+    "active_after": lambda: [or_(_end_open(), and_(A.active_end > _p("active_after"),
+                                                   A.active_end > A.active_start))],
+    # active at some instant earlier than t
+    "active_before": lambda: [A.active_start < _p("active_before"),
+                              or_(_end_open(), A.active_end > A.active_start)],
+    "active_start_from": lambda: [A.active_start >= _p("active_start_from")],
+    "active_start_to": lambda: [A.active_start <= _p("active_start_to")],
+    # an open end is later than any instant
+    "active_end_from": lambda: [or_(_end_open(), A.active_end >= _p("active_end_from"))],
+    "active_end_to": lambda: [and_(A.active_end.is_not(None),
+                                   A.active_end <= _p("active_end_to"))],
+    "created_after": lambda: [A.created_at > _p("created_after")],
+    "created_before": lambda: [A.created_at < _p("created_before")],
+    "created_on": lambda: [A.created_at >= _p("created_on_from"),
+                           A.created_at < _p("created_on_to")],
+    "id": lambda: [A.id == _p("id")],
+    "addendum_id": lambda: [A.id.in_(bindparam("addendum_id", expanding=True))],
+    "plan_name": lambda: [A.plan_name_folded.contains(_p("plan_name"), escape=_LIKE_ESCAPE)],
+    "product_name": lambda: [A.product_name_folded.contains(_p("product_name"),
+                                                            escape=_LIKE_ESCAPE)],
+}
+_INSTANTS = ("active_at", "not_active_at", "active_after", "active_before",
+             "active_start_from", "active_start_to", "active_end_from", "active_end_to",
+             "created_after", "created_before")
+_LISTS = ("addendum_id", "client_id", "provider_id", "plan_id", "product_id", "currency_id",
+          "currency_char_code", "product_internal_name", "status")
+for _name in _LISTS[1:]:
+    _CLAUSES[_name] = (lambda column: lambda: [
+        getattr(A, column).in_(bindparam(column, expanding=True))])(_name)
+_NULLABLE_LISTS = ("payer_id", "reseller_id")
+_SEARCHES = ("plan_name", "product_name")
+
+
+def _nullable_in(name: str) -> Callable[[str, bool, bool], list[ColumnElement[bool]]]:
+    def build(_dialect: str, numbers: bool, null: bool) -> list[ColumnElement[bool]]:
+        column = getattr(A, name)
+        parts: list[ColumnElement[bool]] = []
+        if numbers:
+            parts.append(column.in_(bindparam(name, expanding=True)))
+        if null:
+            parts.append(column.is_(None))
+        return [or_(*parts)]
+
+    return build
+
+
+def _company(dialect: str, any_ids: bool) -> list[ColumnElement[bool]]:
+    """``client_id IN ids`` as one bound value whatever the number of ids."""
+    if not any_ids:
+        return [A.client_id.in_([])]
+    if dialect == "postgresql":
+        return [A.client_id == any_(bindparam("company_client_ids", type_=ARRAY(Integer)))]
+    each = func.json_each(bindparam("company_client_ids"))
+    return [A.client_id.in_(select(literal_column("value")).select_from(each)
+                            .scalar_subquery())]
+
+
+def _ids_value(ids: Sequence[int], dialect: str) -> Any:
+    return list(ids) if dialect == "postgresql" else json.dumps(list(ids))
+
+
+_VALUED_CLAUSES: dict[str, Callable[..., list[ColumnElement[bool]]]] = {
+    "payer_id": _nullable_in("payer_id"),
+    "reseller_id": _nullable_in("reseller_id"),
+    "company_name": _company,
+}
+
+# LIKE with the value's own % and _ matched literally (as ``contains(autoescape=True)``).
+_LIKE_ESCAPE = "/"
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
 
 
 def product_ids(q: AddendumQuery) -> set[int] | None:
@@ -130,6 +236,49 @@ def product_ids(q: AddendumQuery) -> set[int] | None:
         named = {PRODUCT_IDS[n] for n in q.product_internal_name}
         allowed = named if allowed is None else allowed & named
     return allowed
+
+
+# --- the same filters over the counter rows (counting.py) ---
+
+
+def counts_where(q: AddendumQuery, caller: Caller) -> Where:
+    """``addendum_counts`` rows of what ``caller`` may see and ``q`` filters for (only
+    for the filters counting.COUNTER_FILTERS lists)."""
+    shape: list[str] = []
+    params: dict[str, Any] = {}
+    if caller.is_reseller:
+        shape.append("reseller")
+        params["scope_account"] = caller.account_id
+    if q.status is not None:
+        shape.append("status")
+        params["status"] = list(q.status)
+    products = product_ids(q)
+    if products is not None:
+        shape.append("product_id")
+        params["product_id"] = sorted(products)
+    if q.client_id is not None:
+        shape.append("client_id")
+        params["client_id"] = list(q.client_id)
+    if q.reseller_id is not None:
+        shape.append("reseller_id")
+        params["reseller_key"] = [-1 if v is None else v for v in q.reseller_id]
+    return Where(tuple(shape), params)
+
+
+@lru_cache(maxsize=64)
+def counts_clauses(shape: tuple[str, ...]) -> tuple[ColumnElement[bool], ...]:
+    c = COUNTS
+    out: list[ColumnElement[bool]] = []
+    for part in shape:
+        if part == "reseller":
+            account: Any = bindparam("scope_account")
+            clients = select(C.id).where(C.reseller_id == account)
+            out.append(or_(c.reseller_key == account, c.client_id.in_(clients.scalar_subquery())))
+        elif part == "reseller_id":
+            out.append(c.reseller_key.in_(bindparam("reseller_key", expanding=True)))
+        else:
+            out.append(getattr(c, part).in_(bindparam(part, expanding=True)))
+    return tuple(out)
 
 
 # --- ordering ---
@@ -181,9 +330,12 @@ class _Direction:
         return self.key.clauses(True, self.dialect)
 
 
-def order_by(values: Sequence[str] | None, dialect: str) -> list[Any]:
-    """ORDER BY clauses for ``ordering`` (comma-separated and/or repeated), then id."""
-    return list(_order_by(tuple(values) if values is not None else None, dialect))
+def order_by(values: Sequence[str] | None, dialect: str) -> tuple[Any, ...]:
+    """ORDER BY clauses for ``ordering`` (comma-separated and/or repeated), then id.
+
+    The same tuple for the same ordering, so that it can key a statement (repository).
+    """
+    return _order_by(tuple(values) if values is not None else None, dialect)
 
 
 @lru_cache(maxsize=256)
@@ -205,12 +357,13 @@ def id_first(values: Sequence[str] | None) -> bool | None:
     return False
 
 
-def by_id_expression(descending: bool) -> list[Any]:
+def by_id_expression(descending: bool) -> tuple[Any, ...]:
     """Id order that no index provides (``id + 0``): the database serves the filters
     from their own indexes and sorts what they match, instead of walking the primary
     key in id order hoping to meet matches early (which misses badly when the matches
     cluster in id, as a creation range does)."""
-    return [_ID_PLUS_0.desc() if descending else _ID_PLUS_0.asc()]
+    return _BY_ID_PLUS_0[descending]
 
 
 _ID_PLUS_0 = A.id + 0
+_BY_ID_PLUS_0 = {False: (_ID_PLUS_0.asc(),), True: (_ID_PLUS_0.desc(),)}

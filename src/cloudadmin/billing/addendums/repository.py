@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, func, select
+from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses
 from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.tables import COUNTS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
@@ -20,15 +22,11 @@ PAGE_COLUMNS = (
 )  # fmt: skip
 
 
-async def _core(conn: AsyncConnection, stmt: Any, params: Any = None) -> Sequence[Any]:
-    """The rows of a Core SELECT (on a read's connection, straight on the driver:
-    db/driver.py): these statements read columns, never ORM entities, so the ORM's
-    execution path would be pure cost on every request."""
-    return await driver.fetch(conn, stmt, params)
-
-
 def dialect_of(conn: AsyncConnection) -> str:
     return conn.dialect.name
+
+
+_CLIENT_NAMES = driver.Static(select(C.id, C.company_name))
 
 
 async def client_ids_named(conn: AsyncConnection, text: str) -> list[int]:
@@ -38,32 +36,41 @@ async def client_ids_named(conn: AsyncConnection, text: str) -> list[int]:
     table is small next to the addendums (10,000 accounts: a few milliseconds).
     """
     needle = fold(text)
-    rows = await _core(conn, select(C.id, C.company_name))
+    rows = await driver.fetch(conn, _CLIENT_NAMES)
     return [cid for cid, name in rows if needle in fold(name or "")]
 
 
-async def page(
-    conn: AsyncConnection,
-    where: Sequence[ColumnElement[bool]],
-    order: Sequence[Any],
-    *,
-    limit: int,
-    offset: int,
-) -> Sequence[Any]:
-    stmt = (
+# Statements are built once per shape of the request (filters.Where) and ordering, and
+# run on the driver connection (db/driver.py): the list's statements read columns, never
+# ORM entities. Bounded: shapes are combinations of 29 filters.
+@lru_cache(maxsize=512)
+def _page_statement(shape: tuple[Any, ...], order: tuple[Any, ...]) -> driver.Static:
+    return driver.Static(
         select(*PAGE_COLUMNS, C.company_name)
         .select_from(addendums.outerjoin(clients, C.id == A.client_id))
-        .where(*where)
+        .where(*clauses(shape))
         .order_by(*order)
-        .limit(limit)
-        .offset(offset)
+        .limit(bindparam("page_limit", type_=Integer))
+        .offset(bindparam("page_offset", type_=Integer))
     )
-    return await _core(conn, stmt)
 
 
-async def count_rows(conn: AsyncConnection, where: Sequence[ColumnElement[bool]]) -> int:
-    stmt = select(func.count()).select_from(addendums).where(*where)
-    return int(await driver.scalar(conn, stmt))
+async def page(
+    conn: AsyncConnection, where: Where, order: tuple[Any, ...], *, limit: int, offset: int
+) -> Sequence[Any]:
+    """``order`` is a tuple from filters.order_by or filters.by_id_expression (the same
+    object for the same order, so that it can key the statement)."""
+    params = {**where.params, "page_limit": limit, "page_offset": offset}
+    return await driver.fetch(conn, _page_statement(where.shape, order), params)
+
+
+@lru_cache(maxsize=512)
+def _count_statement(shape: tuple[Any, ...]) -> driver.Static:
+    return driver.Static(select(func.count()).select_from(addendums).where(*clauses(shape)))
+
+
+async def count_rows(conn: AsyncConnection, where: Where) -> int:
+    return int(await driver.scalar(conn, _count_statement(where.shape), where.params))
 
 
 def _totals_statement(by_status: bool, by_product: bool) -> Any:
@@ -76,7 +83,8 @@ def _totals_statement(by_status: bool, by_product: bool) -> Any:
 
 
 # Built once (the unfiltered operator's count runs on most list requests).
-_TOTALS = {(s, p): _totals_statement(s, p) for s in (False, True) for p in (False, True)}
+_TOTALS = {(s, p): driver.Static(_totals_statement(s, p))
+           for s in (False, True) for p in (False, True)}
 
 
 async def sum_totals(
@@ -93,6 +101,12 @@ async def table_rows(conn: AsyncConnection) -> int:
     return await sum_totals(conn, statuses=None, products=None)
 
 
-async def sum_counts(conn: AsyncConnection, where: Sequence[ColumnElement[bool]]) -> int:
-    stmt = select(func.coalesce(func.sum(COUNTS.n), 0)).where(*where)
-    return int(await driver.scalar(conn, stmt))
+@lru_cache(maxsize=64)
+def _counts_statement(shape: tuple[str, ...]) -> driver.Static:
+    return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0))
+                         .where(*counts_clauses(shape)))
+
+
+async def sum_counts(conn: AsyncConnection, where: Where) -> int:
+    """Addendums counted by ``addendum_counts`` rows (counting.counts_where)."""
+    return int(await driver.scalar(conn, _counts_statement(where.shape), where.params))

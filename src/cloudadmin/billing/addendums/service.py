@@ -54,8 +54,9 @@ WALK_AT_MOST = 20_000  # rows walked in id order to fill the page of a dense res
 
 
 async def _plan(
-    conn: AsyncConnection, caller: Caller, q: AddendumQuery, total: int, order: list[Any]
-) -> tuple[list[Any], bool]:
+    conn: AsyncConnection, caller: Caller, q: AddendumQuery, total: int,
+    order: tuple[Any, ...],
+) -> tuple[tuple[Any, ...], bool]:
     """The ORDER BY to use, and whether to write the scope for a walk in id order."""
     descending = filters.id_first(q.ordering)
     if descending is None:
@@ -75,15 +76,16 @@ async def list_addendums(
     """The page as schemas.AddendumPage has it, in plain dicts (see _out)."""
     dialect = repository.dialect_of(conn)
     order = filters.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
-    conds = filters.conditions(q)
+    company_ids = None
     if q.company_name is not None:
-        ids = await repository.client_ids_named(conn, q.company_name)
-        conds.append(filters.ids_in(filters.A.client_id, ids, dialect))
-    total = await counting.count(conn, q, caller, filters.scope(caller) + conds)
+        company_ids = await repository.client_ids_named(conn, q.company_name)
+    where = filters.where(q, caller, dialect, company_ids=company_ids)
+    total = await counting.count(conn, q, caller, where)
     rows: Sequence[Any] = []
     if q.offset < total:
         order, walk = await _plan(conn, caller, q, total, order)
-        where = filters.scope(caller, walk=walk) + conds
+        if walk:
+            where = filters.where(q, caller, dialect, company_ids=company_ids, walk=True)
         rows = await repository.page(conn, where, order, limit=q.limit, offset=q.offset)
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
     return {"count": total, "next": nxt, "previous": prev,
