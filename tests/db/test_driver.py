@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Integer, bindparam, func, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, InvalidRequestError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db import driver
@@ -98,6 +98,25 @@ class TestStatic:
         assert [r[0] for r in first] == [1, 4, 7, 10]
         assert [r[0] for r in again] == [8, 10, 11]
         assert all(at.utcoffset() == timedelta(0) for _, at in again)
+
+    async def test_without_in_lists_sql_and_arguments_are_sqlalchemys(
+            self, read_db: ReadDatabase):
+        conn = await read_db.connection()
+        after: Any = bindparam("after")
+        stmt = driver.Static(
+            select(LOG.c.id).where(LOG.c.requested_at > after, LOG.c.user_id + 0 > 1,
+                                   (LOG.c.requested_at < after + timedelta(days=1)))
+            .limit(bindparam("n", type_=Integer)))
+        entry = stmt.entry(conn.dialect)
+        assert entry.fixed is not None
+        params = {"after": T0, "n": 7}
+        assert (entry.fixed.sql, entry.fixed.arguments(params)) == \
+            driver._driver_arguments(entry, None, params)
+
+    async def test_a_missing_value_is_sqlalchemys_error(self, read_db: ReadDatabase):
+        conn = await read_db.connection()
+        with pytest.raises(InvalidRequestError, match="'after'"):
+            await driver.fetch(conn, self.STMT, {"clients": [1], "n": 1})
 
     async def test_inside_a_transaction_it_runs_through_sqlalchemy(
             self, session: AsyncSession):

@@ -29,7 +29,7 @@ class RefusedKnownKey(TokenNotValid):
 # Built once: the key, its user, the user's account and group ids, in one round trip
 # of plain rows (one per group; no ORM objects on the path of every request). The
 # columns are unpacked by position in authenticate().
-_LOOKUP = (
+_LOOKUP = driver.Static(
     select(
         ApiKey.id, ApiKey.secret_hash, ApiKey.revoked, ApiKey.expires_at,
         User.id.label("user_id"), User.email, User.superuser, User.deleted,

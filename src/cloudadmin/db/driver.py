@@ -41,11 +41,60 @@ Processor = Callable[[Any], Any] | None
 class _Entry:
     """A statement compiled for one dialect, with its result processors."""
 
-    __slots__ = ("compiled", "results")
+    __slots__ = ("compiled", "results", "fixed")
 
-    def __init__(self, compiled: Compiled, results: list[Processor] | None) -> None:
+    def __init__(self, compiled: Compiled, results: list[Processor] | None,
+                 fixed: _Fixed | None = None) -> None:
         self.compiled = compiled
         self.results = results
+        self.fixed = fixed
+
+
+# Per position of a Static statement's SQL: the parameter's key and name, its bind
+# parameter (for a default value) and its bind processor.
+_Position = tuple[str, str, Any, Processor]
+
+
+class _Fixed:
+    """A Static statement with no IN list to expand: its SQL is the compiled string, and
+    its arguments are its named parameters in a known order, which is what
+    ``construct_params`` and ``construct_expanded_state`` would work out on every
+    execution (checked against them in tests/db/test_driver.py)."""
+
+    __slots__ = ("sql", "positions")
+
+    def __init__(self, sql: str, positions: tuple[_Position, ...]) -> None:
+        self.sql = sql
+        self.positions = positions
+
+    @classmethod
+    def of(cls, compiled: Any) -> _Fixed | None:
+        if (compiled.post_compile_params or compiled.literal_execute_params
+                or compiled.escaped_bind_names or compiled._collected_params
+                or compiled._render_postcompile):
+            return None
+        by_name = {name: bind for bind, name in compiled.bind_names.items()}
+        processors = compiled._bind_processors
+        return cls(compiled.string, tuple(
+            (by_name[name].key, name, by_name[name], processors.get(name))
+            for name in compiled.positiontup or ()))
+
+    def arguments(self, params: Mapping[str, Any] | None) -> list[Any] | None:
+        """The positional arguments; None when a required value is missing (the general
+        path then raises SQLAlchemy's own error)."""
+        params = params or {}
+        args = []
+        for key, name, bind, process in self.positions:
+            if key in params:
+                value = params[key]
+            elif name in params:
+                value = params[name]
+            elif bind.required:
+                return None
+            else:
+                value = bind.effective_value
+            args.append(process(value) if process is not None else value)
+        return args
 
 
 class Static:
@@ -66,8 +115,9 @@ class Static:
     def entry(self, dialect: Dialect) -> _Entry:
         entry = self._entries.get(dialect.name)
         if entry is None:
-            entry = _Entry(self.stmt.compile(dialect=dialect),
-                           _result_processors(self.stmt, dialect))
+            compiled = self.stmt.compile(dialect=dialect)
+            entry = _Entry(compiled, _result_processors(self.stmt, dialect),
+                           _Fixed.of(compiled))
             self._entries[dialect.name] = entry
         return entry
 
@@ -157,19 +207,35 @@ async def fetch(
         if key is None:  # a statement SQLAlchemy does not cache
             return await _through_sqlalchemy(conn, stmt, params)
         entry = _entry(stmt, key, conn.dialect)
-    sql, args = _driver_arguments(entry, key, params)
+    fixed = entry.fixed
+    args = fixed.arguments(params) if fixed is not None else None
+    if fixed is not None and args is not None:
+        sql = fixed.sql
+    else:
+        sql, args = _driver_arguments(entry, key, params)
     try:
         rows = await _run_on_driver(conn, sql, args)
     except Exception:
         # Replayed the ordinary way, to raise what SQLAlchemy raises for it (a dead
         # connection is then invalidated and flagged as such; see web/route.py).
         return await _through_sqlalchemy(conn, stmt, params)
-    processors = entry.results
+    return _processed(rows, entry.results)
+
+
+def _processed(rows: list[Any], processors: list[Processor] | None) -> list[Any]:
+    """Rows as tuples with the columns that have a result processor processed."""
     if processors is None:
         return rows
-    return [tuple(v if p is None or v is None else p(v) for p, v in zip(processors, row,
-                                                                      strict=True))
-            for row in rows]
+    which = [(i, p) for i, p in enumerate(processors) if p is not None]
+    out = []
+    for row in rows:
+        values = list(row)
+        for i, process in which:
+            value = values[i]
+            if value is not None:
+                values[i] = process(value)
+        out.append(tuple(values))
+    return out
 
 
 async def scalar(

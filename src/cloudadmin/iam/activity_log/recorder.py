@@ -83,8 +83,8 @@ async def build_entry(
 _TABLE: Any = ActivityLogEntry.__table__
 # Core, not ORM: this runs on every request. Every column but the id is a named bind
 # parameter, so the statement compiles once whatever build_entry gives.
-_INSERT = insert(_TABLE).values({c.name: bindparam(c.name, type_=c.type)
-                                 for c in _TABLE.columns if c.name != "id"})
+_INSERT = driver.Static(insert(_TABLE).values({c.name: bindparam(c.name, type_=c.type)
+                                               for c in _TABLE.columns if c.name != "id"}))
 
 
 async def write_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
