@@ -40,5 +40,6 @@ async def count(conn: AsyncConnection, q: AddendumQuery, caller: Caller, where: 
         return await repository.sum_totals(
             conn, statuses=q.status, products=None if products is None else sorted(products))
     if kind == "counts":
-        return await repository.sum_counts(conn, counts_where(q, caller))
+        return await repository.sum_counts(
+            conn, counts_where(q, caller, repository.dialect_of(conn)))
     return await repository.count_rows(conn, where)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses
+from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
 from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.tables import COUNTS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
@@ -73,25 +73,23 @@ async def count_rows(conn: AsyncConnection, where: Where) -> int:
     return int(await driver.scalar(conn, _count_statement(where.shape), where.params))
 
 
-def _totals_statement(by_status: bool, by_product: bool) -> Any:
+@lru_cache(maxsize=8)
+def _totals_statement(dialect: str, by_status: bool, by_product: bool) -> driver.Static:
+    # Built once per dialect and filter pair: the unfiltered operator's count runs on
+    # most list requests.
     stmt = select(func.coalesce(func.sum(TOTALS.n), 0))
     if by_status:
-        stmt = stmt.where(TOTALS.status.in_(bindparam("statuses", expanding=True)))
+        stmt = stmt.where(in_list(TOTALS.status, "statuses", dialect))
     if by_product:
-        stmt = stmt.where(TOTALS.product_id.in_(bindparam("products", expanding=True)))
-    return stmt
-
-
-# Built once (the unfiltered operator's count runs on most list requests).
-_TOTALS = {(s, p): driver.Static(_totals_statement(s, p))
-           for s in (False, True) for p in (False, True)}
+        stmt = stmt.where(in_list(TOTALS.product_id, "products", dialect))
+    return driver.Static(stmt)
 
 
 async def sum_totals(
     conn: AsyncConnection, *, statuses: Sequence[str] | None, products: Sequence[int] | None
 ) -> int:
     """Addendums with one of ``statuses`` and ``products`` (None: any), from the totals."""
-    stmt = _TOTALS[statuses is not None, products is not None]
+    stmt = _totals_statement(dialect_of(conn), statuses is not None, products is not None)
     params = {"statuses": list(statuses or ()), "products": list(products or ())}
     return int(await driver.scalar(conn, stmt, params))
 
