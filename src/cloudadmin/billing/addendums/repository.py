@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.util import ClauseAdapter
 
 from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
 from cloudadmin.billing.addendums.names import fold
@@ -45,13 +46,29 @@ async def client_ids_named(conn: AsyncConnection, text: str) -> list[int]:
 # ORM entities. Bounded: shapes are combinations of 29 filters.
 @lru_cache(maxsize=512)
 def _page_statement(shape: tuple[Any, ...], order: tuple[Any, ...]) -> driver.Static:
-    return driver.Static(
-        select(*PAGE_COLUMNS, C.company_name)
-        .select_from(addendums.outerjoin(clients, C.id == A.client_id))
+    """The page as a deferred join: the ids of the page first, from the filters and the
+    order alone (often from an index only), then their rows and client names.
+
+    Joined before the LIMIT, the database joined every matching row, and every row an
+    OFFSET skipped, to its client: 15.6 ms for a creation range of 14,154 rows (a hash
+    of all clients) and 58 ms for offset 100,000, against 2.8 and 8.9 ms this way
+    (EXPLAIN ANALYZE, 1M rows; docs/billing.md, "Reading a page").
+    """
+    ids = (
+        select(A.id)
         .where(*clauses(shape))
         .order_by(*order)
         .limit(bindparam("page_limit", type_=Integer))
         .offset(bindparam("page_offset", type_=Integer))
+        .subquery("page_ids")
+    )
+    row = addendums.alias("page_row")
+    to_row = ClauseAdapter(row)
+    return driver.Static(
+        select(*(to_row.traverse(c) for c in PAGE_COLUMNS), C.company_name)
+        .select_from(ids.join(row, row.c.id == ids.c.id)
+                     .outerjoin(clients, C.id == row.c.client_id))
+        .order_by(*(to_row.traverse(clause) for clause in order))
     )
 
 

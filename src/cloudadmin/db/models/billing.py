@@ -24,7 +24,7 @@ class Addendum(Base):
     status: Mapped[str] = mapped_column(String(10))
     active_start: Mapped[datetime] = mapped_column(UTCDateTime)
     active_end: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     currency_id: Mapped[int] = mapped_column(Integer)
     currency_char_code: Mapped[str] = mapped_column(String(3))
     currency_symbol: Mapped[str] = mapped_column(String(5))
@@ -45,6 +45,8 @@ class Addendum(Base):
         Index("ix_addendums_client_id_id", "client_id", "id"),
         # status + product filters, in id order (the default ordering) without a sort.
         Index("ix_addendums_product_id_status_id", "product_id", "status", "id"),
+        # creation ranges: their ids without reading the rows; ordering=created_at, id.
+        Index("ix_addendums_created_at_id", "created_at", "id"),
     )
 
 
