@@ -10,15 +10,16 @@ in the previous round of this work), and a list request runs four
 Only a connection without an explicit transaction takes this path (a read request's:
 ``db.engine.autocommit_engine``): SQLAlchemy's asyncpg adapter opens its transaction
 lazily, on its own first statement, and a statement sent past it would escape that
-transaction. Any other connection, a statement SQLAlchemy does not cache, and any error
-of the driver go the ordinary way: a failed statement is replayed through
-``AsyncConnection.execute``, which raises exactly what it always raised (a lost
-connection invalidated and flagged, a database error wrapped in ``DBAPIError``).
+transaction. Any other connection, and any error of the driver, go the ordinary way: a
+failed statement is replayed through ``AsyncConnection.execute``, which raises exactly
+what it always raised (a lost connection invalidated and flagged, a database error
+wrapped in ``DBAPIError``).
 
-The compiled statements are looked up by SQLAlchemy's cache key (``CacheKey``: its
-``key``, the statement's ``bindparams`` and collected ``params``), exactly as its
-``_compile_w_cache`` does; those fields are SQLAlchemy 2.1's, hence the pin in
-pyproject.toml, and every list, auth and activity-log test runs through here.
+Statements come as :class:`Static`: built once, their values as named parameters, so
+each is compiled once per dialect and no cache key is computed per execution. Binding
+uses SQLAlchemy 2.1's compiled fields (``construct_params``, ``_bind_processors``, …),
+hence the pin in pyproject.toml; every list, auth and activity-log test runs through
+here.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import Compiled
 
 from cloudadmin.db.engine import is_autocommit
-
-_CACHE_SIZE = 500  # compiled statements per dialect; the list has a few dozen shapes
 
 Processor = Callable[[Any], Any] | None
 
@@ -101,9 +100,10 @@ class Static:
     """A statement built once whose values all come as named parameters.
 
     Compiled once per dialect and kept on the object: no cache key is computed per
-    execution (for a statement built per request, ``_generate_cache_key`` walks it to
-    find its values; here there are none to find). Keep such statements for the life of
-    the process, or in a bounded cache (billing/addendums/repository.py).
+    execution (for a statement built per request, SQLAlchemy's ``_generate_cache_key``
+    walks it to find its values; here there are none to find). A value written into the
+    statement (``col + 0``) is its bind parameter's default. Keep such statements for the
+    life of the process, or in a bounded cache (billing/addendums/repository.py).
     """
 
     __slots__ = ("stmt", "_entries")
@@ -131,34 +131,12 @@ def _result_processors(stmt: Any, dialect: Dialect) -> list[Processor] | None:
     return processors if any(processors) else None
 
 
-# Per process and per dialect: a cache of compiled SQL, like SQLAlchemy's own; nothing in
-# it is state another process would need.
-_compiled: dict[str, dict[Any, _Entry]] = {}
-
-
-def _entry(stmt: Any, key: Any, dialect: Dialect) -> _Entry:
-    cache = _compiled.setdefault(dialect.name, {})
-    entry = cache.get(key.key)
-    if entry is None:
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()  # a burst of rare shapes: start over rather than grow
-        entry = _Entry(stmt.compile(dialect=dialect, cache_key=key),
-                       _result_processors(stmt, dialect))
-        cache[key.key] = entry
-    return entry
-
-
-def _driver_arguments(entry: _Entry, key: Any, params: Mapping[str, Any] | None
+def _driver_arguments(entry: _Entry, params: Mapping[str, Any] | None
                       ) -> tuple[str, list[Any]]:
-    """The SQL (IN lists expanded) and its positional arguments, bind-processed."""
+    """The SQL (IN lists expanded) and its positional arguments, bind-processed, as
+    SQLAlchemy's own execution works them out (engine/default.py)."""
     compiled: Any = entry.compiled
-    if key is None:  # a Static statement: its values are the named parameters
-        values = compiled.construct_params(params, escape_names=False)
-    else:
-        # As SQLAlchemy's own execution does with a cached statement (engine/default.py):
-        # this statement's values, by position, into the cached statement's parameters.
-        values = compiled.construct_params(params, extracted_parameters=key.bindparams,
-                                           escape_names=False, _collected_params=key.params)
+    values = compiled.construct_params(params, escape_names=False)
     state = compiled.construct_expanded_state(values, escape_names=False)
     # The statement's processors, plus those of the names an IN list expanded into (as
     # DefaultExecutionContext merges them).
@@ -191,34 +169,26 @@ async def _through_sqlalchemy(
 
 
 async def fetch(
-    conn: AsyncConnection, statement: ClauseElement | Static,
-    params: Mapping[str, Any] | None = None,
+    conn: AsyncConnection, statement: Static, params: Mapping[str, Any] | None = None
 ) -> Sequence[Sequence[Any]]:
     """The rows of ``statement`` as tuples (or rows that unpack like them), types
     processed as SQLAlchemy would; for a statement without rows (an INSERT without the
     RETURNING SQLAlchemy adds on PostgreSQL), an empty list."""
-    stmt = statement.stmt if isinstance(statement, Static) else statement
     if not is_autocommit(conn):
-        return await _through_sqlalchemy(conn, stmt, params)
-    if isinstance(statement, Static):
-        key, entry = None, statement.entry(conn.dialect)
-    else:
-        key = stmt._generate_cache_key()
-        if key is None:  # a statement SQLAlchemy does not cache
-            return await _through_sqlalchemy(conn, stmt, params)
-        entry = _entry(stmt, key, conn.dialect)
+        return await _through_sqlalchemy(conn, statement.stmt, params)
+    entry = statement.entry(conn.dialect)
     fixed = entry.fixed
     args = fixed.arguments(params) if fixed is not None else None
     if fixed is not None and args is not None:
         sql = fixed.sql
     else:
-        sql, args = _driver_arguments(entry, key, params)
+        sql, args = _driver_arguments(entry, params)
     try:
         rows = await _run_on_driver(conn, sql, args)
     except Exception:
         # Replayed the ordinary way, to raise what SQLAlchemy raises for it (a dead
         # connection is then invalidated and flagged as such; see web/route.py).
-        return await _through_sqlalchemy(conn, stmt, params)
+        return await _through_sqlalchemy(conn, statement.stmt, params)
     return _processed(rows, entry.results)
 
 
@@ -239,8 +209,7 @@ def _processed(rows: list[Any], processors: list[Processor] | None) -> list[Any]
 
 
 async def scalar(
-    conn: AsyncConnection, stmt: ClauseElement | Static,
-    params: Mapping[str, Any] | None = None,
+    conn: AsyncConnection, stmt: Static, params: Mapping[str, Any] | None = None
 ) -> Any:
     """The first column of the one row ``stmt`` returns."""
     rows = await fetch(conn, stmt, params)

@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
-    Integer,
     String,
     and_,
     any_,
@@ -142,15 +141,21 @@ def _scope(kind: str) -> list[ColumnElement[bool]]:
     primary key in id order then fills a page after a few hundred rows, where the
     indexes of the OR would fetch and sort everything the reseller sees.
     """
-    account: Any = bindparam("scope_account")
     if kind == "operator":
         return []
     if kind.startswith("reseller"):
-        clients = select(C.id).where(C.reseller_id == account)
-        reseller, client = (A.reseller_id + 0, A.client_id + 0) if kind == "reseller-walk" \
-            else (A.reseller_id, A.client_id)
-        return [or_(reseller == account, client.in_(clients.scalar_subquery()))]
+        if kind == "reseller-walk":
+            return [_reseller_sees(A.reseller_id + 0, A.client_id + 0)]
+        return [_reseller_sees(A.reseller_id, A.client_id)]
+    account: Any = bindparam("scope_account")
     return [or_(A.client_id == account, A.payer_id == account)]
+
+
+def _reseller_sees(reseller_id: Any, client_id: Any) -> ColumnElement[bool]:
+    """Rows of the reseller (``scope_account``) or of one of its clients."""
+    account: Any = bindparam("scope_account")
+    clients = select(C.id).where(C.reseller_id == account).scalar_subquery()
+    return or_(reseller_id == account, client_id.in_(clients))
 
 
 def _p(name: str) -> Any:
@@ -218,7 +223,8 @@ def _company(dialect: str, any_ids: bool) -> list[ColumnElement[bool]]:
     if not any_ids:
         return [A.client_id.in_([])]
     if dialect == "postgresql":
-        return [A.client_id == any_(bindparam("company_client_ids", type_=ARRAY(Integer)))]
+        return [in_list(A.client_id, "company_client_ids", dialect)]
+    # SQLite: one JSON text rather than an IN list of thousands of parameters.
     each = func.json_each(bindparam("company_client_ids"))
     return [A.client_id.in_(select(literal_column("value")).select_from(each)
                             .scalar_subquery())]
@@ -287,9 +293,7 @@ def counts_clauses(shape: tuple[str, ...]) -> tuple[ColumnElement[bool], ...]:
     out: list[ColumnElement[bool]] = []
     for part in parts:
         if part == "reseller":
-            account: Any = bindparam("scope_account")
-            clients = select(C.id).where(C.reseller_id == account)
-            out.append(or_(c.reseller_key == account, c.client_id.in_(clients.scalar_subquery())))
+            out.append(_reseller_sees(c.reseller_key, c.client_id))
         elif part == "reseller_id":
             out.append(in_list(c.reseller_key, "reseller_key", dialect))
         else:
