@@ -1,17 +1,21 @@
 """How the list counts its matches, exactly, without scanning a million rows.
 
-Triggers (migration 0005) keep two tables of counts in the addendums' own
-transactions: per (status, product) and per (client, reseller, status, product).
-A query whose filters and scope only involve those columns is counted by summing a
-handful of counter rows; any other query counts the matching addendums (docs/billing.md).
+Triggers (migrations 0005 and 0011) keep three tables of counts in the addendums' own
+transactions: per (status, product), per (client, reseller, status, product) and per
+UTC day of creation. A query whose filters and scope only involve those columns is
+counted by summing counter rows; any other query counts the matching addendums
+(docs/billing.md).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import repository
+from cloudadmin.billing.addendums.creation_days import CREATION_FILTERS, creation_range, day_range
 from cloudadmin.billing.addendums.filters import Where, counts_where, product_ids
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 
@@ -21,9 +25,17 @@ NOT_FILTERS = {"limit", "offset", "ordering"}
 _FILTERS = set(AddendumQuery.model_fields) - NOT_FILTERS
 
 
+class Counted(NamedTuple):
+    total: int
+    # Every match's id lies in [low, high] when known (the creation days' bounds).
+    ids: tuple[int, int] | None = None
+
+
 def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
-    """'totals', 'counts' or None (count the rows) for this query and caller."""
+    """'totals', 'counts', 'days' or None (count the rows) for this query and caller."""
     given = {name for name in _FILTERS if getattr(q, name) is not None}
+    if given and given <= CREATION_FILTERS and caller.is_operator:
+        return "days"
     if given - COUNTER_FILTERS:
         return None
     if caller.is_operator:
@@ -33,13 +45,27 @@ def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
     return None  # an account's own addendums (client or payer): few, counted directly
 
 
-async def count(conn: AsyncConnection, q: AddendumQuery, caller: Caller, where: Where) -> int:
+async def count(
+    conn: AsyncConnection, q: AddendumQuery, caller: Caller, where: Where
+) -> Counted:
     kind = counter_kind(q, caller)
+    if kind == "days":
+        return await _count_created(conn, q)
     if kind == "totals":
         products = product_ids(q)
-        return await repository.sum_totals(
-            conn, statuses=q.status, products=None if products is None else sorted(products))
+        return Counted(await repository.sum_totals(
+            conn, statuses=q.status, products=None if products is None else sorted(products)))
     if kind == "counts":
-        return await repository.sum_counts(
-            conn, counts_where(q, caller, repository.dialect_of(conn)))
-    return await repository.count_rows(conn, where)
+        return Counted(await repository.sum_counts(
+            conn, counts_where(q, caller, repository.dialect_of(conn))))
+    return Counted(await repository.count_rows(conn, where))
+
+
+async def _count_created(conn: AsyncConnection, q: AddendumQuery) -> Counted:
+    bounds = creation_range(q)
+    if bounds is None:
+        return Counted(0)
+    total, low, high = await repository.count_days(conn, day_range(*bounds))
+    if total == 0 or low is None or high is None:
+        return Counted(total)
+    return Counted(total, (low, high))

@@ -49,11 +49,14 @@ class Where(NamedTuple):
 def where(
     q: AddendumQuery, caller: Caller, dialect: str, *,
     company_ids: Sequence[int] | None = None, walk: bool = False,
+    id_range: tuple[int, int] | None = None,
 ) -> Where:
     """What ``caller`` may see of the addendums ``q`` filters for.
 
     ``company_ids``: the clients whose name matches ``q.company_name`` (repository).
     ``walk``: see :func:`_scope`.
+    ``id_range``: [low, high] known to hold every match's id (counting.Counted), added
+    as a condition so that a page in id order walks the primary key only there.
     """
     shape: list[Any] = [dialect, _scope_kind(caller, walk)]
     params: dict[str, Any] = {}
@@ -67,7 +70,9 @@ def where(
     if q.created_on is not None:
         day = datetime(q.created_on.year, q.created_on.month, q.created_on.day, tzinfo=UTC)
         shape.append("created_on")
-        params["created_on_from"], params["created_on_to"] = day, day + timedelta(days=1)
+        # The day's last instant, inclusive: day + 1 does not exist for 9999-12-31.
+        params["created_on_from"] = day
+        params["created_on_last"] = day + timedelta(days=1, microseconds=-1)
     for name in _LISTS:
         values = getattr(q, name)
         if values is not None:
@@ -90,6 +95,9 @@ def where(
     if company_ids is not None:
         shape.append(("company_name", bool(company_ids)))
         params["company_client_ids"] = _ids_value(company_ids, dialect)
+    if id_range is not None:
+        shape.append("id_range")
+        params["id_low"], params["id_high"] = id_range
     return Where(tuple(shape), params)
 
 
@@ -190,8 +198,9 @@ _CLAUSES: dict[str, Callable[[], list[ColumnElement[bool]]]] = {
     "created_after": lambda: [A.created_at > _p("created_after")],
     "created_before": lambda: [A.created_at < _p("created_before")],
     "created_on": lambda: [A.created_at >= _p("created_on_from"),
-                           A.created_at < _p("created_on_to")],
+                           A.created_at <= _p("created_on_last")],
     "id": lambda: [A.id == _p("id")],
+    "id_range": lambda: [A.id >= _p("id_low"), A.id <= _p("id_high")],
     "plan_name": lambda: [A.plan_name_folded.contains(_p("plan_name"), escape=_LIKE_ESCAPE)],
     "product_name": lambda: [A.product_name_folded.contains(_p("product_name"),
                                                             escape=_LIKE_ESCAPE)],

@@ -12,7 +12,8 @@ from sqlalchemy.sql.util import ClauseAdapter
 
 from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
 from cloudadmin.billing.addendums.names import fold
-from cloudadmin.billing.addendums.tables import COUNTS, TOTALS, A, C, addendums, clients
+from cloudadmin.billing.addendums.creation_days import DayRange
+from cloudadmin.billing.addendums.tables import COUNTS, DAYS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
 
 # Order matters: service._out unpacks the row (with company_name last).
@@ -125,3 +126,28 @@ def _counts_statement(shape: tuple[str, ...]) -> driver.Static:
 async def sum_counts(conn: AsyncConnection, where: Where) -> int:
     """Addendums counted by ``addendum_counts`` rows (counting.counts_where)."""
     return int(await driver.scalar(conn, _counts_statement(where.shape), where.params))
+
+
+def _days_statement() -> driver.Static:
+    def edge(lower: Any, upper: Any) -> Any:
+        return (select(func.count()).select_from(addendums)
+                .where(lower, upper).scalar_subquery())
+
+    head = edge(A.created_at >= bindparam("head_from"), A.created_at < bindparam("head_to"))
+    tail = edge(A.created_at >= bindparam("tail_from"), A.created_at <= bindparam("tail_last"))
+    return driver.Static(
+        select(func.coalesce(func.sum(DAYS.n), 0) - head - tail,
+               func.min(DAYS.min_id), func.max(DAYS.max_id))
+        .where(DAYS.day >= bindparam("first_day"), DAYS.day <= bindparam("last_day"))
+    )
+
+
+_DAYS = _days_statement()
+
+
+async def count_days(conn: AsyncConnection, days: DayRange) -> tuple[int, int | None, int | None]:
+    """Addendums created in ``days`` (creation_days), and bounds of their ids (None when
+    no addendum was ever counted on those days)."""
+    rows = await driver.fetch(conn, _DAYS, days.params())
+    total, low, high = rows[0]
+    return int(total), low, high

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import URL
@@ -50,24 +50,40 @@ def _out(row: Any, active_at: datetime | None) -> dict[str, Any]:
 # The exact count is known before the page is read; for the default (id) order it says
 # which way of reading the page is cheap (docs/billing.md, "Reading a page").
 SORT_AT_MOST = 20_000  # matches: read them through the filters' indexes and sort
-WALK_AT_MOST = 20_000  # rows walked in id order to fill the page of a dense reseller scope
+WALK_AT_MOST = 20_000  # rows walked in id order to fill the page
+
+
+class _Plan(NamedTuple):
+    order: tuple[Any, ...]
+    walk: bool = False  # the reseller's scope written for a walk in id order
+    id_range: tuple[int, int] | None = None  # walk the primary key between these ids
+
+
+def _walked(q: AddendumQuery, total: int, span: int) -> float:
+    """Rows walked in id order to fill the page, when ``total`` matches are spread
+    evenly over ``span`` rows."""
+    return (q.offset + q.limit) * span / total
 
 
 async def _plan(
-    conn: AsyncConnection, caller: Caller, q: AddendumQuery, total: int,
+    conn: AsyncConnection, caller: Caller, q: AddendumQuery, counted: counting.Counted,
     order: tuple[Any, ...],
-) -> tuple[tuple[Any, ...], bool]:
-    """The ORDER BY to use, and whether to write the scope for a walk in id order."""
+) -> _Plan:
     descending = filters.id_first(q.ordering)
     if descending is None:
-        return order, False
+        return _Plan(order)
+    total = counted.total
+    if counted.ids is not None:
+        low, high = counted.ids
+        if _walked(q, total, high - low + 1) <= WALK_AT_MOST:
+            return _Plan(order, id_range=counted.ids)
     if total <= SORT_AT_MOST:
-        return filters.by_id_expression(descending), False
+        return _Plan(filters.by_id_expression(descending))
     if caller.is_reseller:
         rows = await repository.table_rows(conn)
-        if (q.offset + q.limit) * rows / total <= WALK_AT_MOST:
-            return order, True
-    return order, False
+        if _walked(q, total, rows) <= WALK_AT_MOST:
+            return _Plan(order, walk=True)
+    return _Plan(order)
 
 
 async def list_addendums(
@@ -80,13 +96,15 @@ async def list_addendums(
     if q.company_name is not None:
         company_ids = await repository.client_ids_named(conn, q.company_name)
     where = filters.where(q, caller, dialect, company_ids=company_ids)
-    total = await counting.count(conn, q, caller, where)
+    counted = await counting.count(conn, q, caller, where)
+    total = counted.total
     rows: Sequence[Any] = []
     if q.offset < total:
-        order, walk = await _plan(conn, caller, q, total, order)
-        if walk:
-            where = filters.where(q, caller, dialect, company_ids=company_ids, walk=True)
-        rows = await repository.page(conn, where, order, limit=q.limit, offset=q.offset)
+        plan = await _plan(conn, caller, q, counted, order)
+        if plan.walk or plan.id_range is not None:
+            where = filters.where(q, caller, dialect, company_ids=company_ids,
+                                  walk=plan.walk, id_range=plan.id_range)
+        rows = await repository.page(conn, where, plan.order, limit=q.limit, offset=q.offset)
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
     return {"count": total, "next": nxt, "previous": prev,
             "results": [_out(r, q.active_at) for r in rows]}

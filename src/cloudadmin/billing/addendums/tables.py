@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Table
 
 from cloudadmin.db.models import Addendum, Client
-from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
+from cloudadmin.db.models.billing import AddendumCount, AddendumDay, AddendumTotal
 
 addendums: Table = Addendum.__table__  # type: ignore[assignment]
 clients: Table = Client.__table__  # type: ignore[assignment]
@@ -18,3 +18,4 @@ A = addendums.c
 C = clients.c
 COUNTS = AddendumCount.__table__.c
 TOTALS = AddendumTotal.__table__.c
+DAYS = AddendumDay.__table__.c

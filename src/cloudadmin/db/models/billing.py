@@ -85,3 +85,24 @@ class AddendumTotal(Base):
     product_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     n: Mapped[int] = mapped_column(BigInteger)
+
+
+class AddendumDay(Base):
+    """Addendums per UTC day of creation, kept by database triggers (migration 0011).
+
+    ``day`` counts days since 1970-01-01. ``min_id`` and ``max_id`` bound the ids of
+    every addendum counted in the row: they widen on insert and on an update that moves
+    an addendum here, and never narrow (a delete leaves them as they are), so they stay
+    bounds, if loose ones, until a bulk load rebuilds them. A creation range is counted
+    from these rows and its page walks the primary key between the bounds
+    (docs/billing.md, "Counting"). Spread over ``shard = id % 16`` as AddendumTotal is:
+    a day's addendums loaded in one transaction would otherwise update one row each.
+    """
+
+    __tablename__ = "addendum_days"
+
+    day: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    n: Mapped[int] = mapped_column(BigInteger)
+    min_id: Mapped[int] = mapped_column(BigInteger)
+    max_id: Mapped[int] = mapped_column(BigInteger)
