@@ -22,10 +22,19 @@ depends_on: str | Sequence[str] | None = None
 
 # Days since 1970-01-01 of a UTC instant. SQLite stores instants as naive UTC text
 # ('YYYY-MM-DD HH:MM:SS.ffffff'); julianday of 1970-01-01 is 2440587.5.
-_PG_DAY = "((({t}) AT TIME ZONE 'UTC')::date - DATE '1970-01-01')"
+# asyncpg stores Python's datetime.max and datetime.min as +/-infinity: their days are
+# those of 9999-12-31 and 0001-01-01, as in creation_days.day_number.
+_PG_DAY = "addendum_day({t})"
 _SQLITE_DAY = "CAST(julianday(substr({t}, 1, 10)) - 2440587.5 AS INTEGER)"
 
 _PG_FUNCTIONS = [
+    """
+CREATE FUNCTION addendum_day(t timestamptz) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN isfinite(t) THEN (t AT TIME ZONE 'UTC')::date - DATE '1970-01-01'
+                WHEN t > 'epoch'::timestamptz THEN 2932896
+                ELSE -719162 END
+$$
+""",
     f"""
 CREATE FUNCTION addendum_days_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -124,4 +133,5 @@ def downgrade() -> None:
     if dialect == "postgresql":
         op.execute("DROP FUNCTION IF EXISTS addendum_days_apply()")
         op.execute("DROP FUNCTION IF EXISTS addendum_days_reset()")
+        op.execute("DROP FUNCTION IF EXISTS addendum_day(timestamptz)")
     op.drop_table("addendum_days")
