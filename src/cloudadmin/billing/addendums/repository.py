@@ -10,9 +10,9 @@ from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.util import ClauseAdapter
 
+from cloudadmin.billing.addendums.creation_days import DayRange
 from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
 from cloudadmin.billing.addendums.names import fold
-from cloudadmin.billing.addendums.creation_days import DayRange
 from cloudadmin.billing.addendums.tables import COUNTS, DAYS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
 
