@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums import derive_row
+from cloudadmin.billing.addendums.creation_days import day_number
 from cloudadmin.billing.addendums.schemas import PRODUCTS
 from cloudadmin.db.models import Addendum
 from tests.factories import auth
@@ -67,3 +68,24 @@ async def listing(
 async def ids_of(client: httpx.AsyncClient, token: str, params: Any = None) -> list[int]:
     body = await listing(client, token, params)
     return [item["id"] for item in body["results"]]
+
+
+async def days_match_rows(session: AsyncSession, *, exact_bounds: bool = False) -> None:
+    """Per day of creation: the counters (addendum_days) sum to the real count, and their
+    bounds hold every id (are its smallest and largest with ``exact_bounds``)."""
+    stored = (await session.execute(text("SELECT id, created_at FROM addendums"))).all()
+    real: dict[int, list[int]] = {}
+    for id_, created in stored:
+        created = created if isinstance(created, datetime) else datetime.fromisoformat(created)
+        real.setdefault(day_number(created.replace(tzinfo=created.tzinfo or UTC)), []).append(id_)
+    kept = (await session.execute(text(
+        "SELECT day, sum(n), min(min_id), max(max_id) FROM addendum_days GROUP BY day"))).all()
+    await session.commit()  # end the read: SQLite would hold its lock
+    counted = {day: n for day, n, _, _ in kept if n}
+    assert counted == {day: len(ids) for day, ids in real.items()}
+    bounds = {day: (low, high) for day, _, low, high in kept}
+    for day, ids in real.items():
+        low, high = bounds[day]
+        assert low <= min(ids) and max(ids) <= high, day
+        if exact_bounds:
+            assert (low, high) == (min(ids), max(ids)), day

@@ -203,3 +203,66 @@ class TestAgainstReference:
             assert item["status_at_active_at"] == ref.status_at(by_id[item["id"]], t)
         unfiltered = await listing(client, world.ls.operator, {"limit": 100})
         assert [r["id"] for r in unfiltered["results"]] == sorted(by_id)
+
+
+@st.composite
+def created_rows(draw: st.DrawFn, client_id: int) -> list[dict[str, Any]]:
+    """Creation instants on and beside the grid's midnights, ids in any order: a day's id
+    bounds then span other days' ids."""
+    n = draw(st.integers(1, 16))
+    ids = draw(st.permutations(range(1000, 1000 + n)))
+    offsets = [timedelta(0), timedelta(microseconds=1), timedelta(microseconds=-1),
+               timedelta(seconds=1)]
+    return [addendum_row(client_id, id=ids[i],
+                         created_at=draw(instants(12)) + draw(st.sampled_from(offsets)))
+            for i in range(n)]
+
+
+@st.composite
+def creation_queries(draw: st.DrawFn) -> list[tuple[str, str]]:
+    def instant_text() -> str:
+        t = draw(instants(13)) + draw(st.sampled_from(
+            [timedelta(0), timedelta(microseconds=1), timedelta(microseconds=-1)]))
+        form = draw(st.sampled_from(["%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%d %H:%M:%S.%f",
+                                     "%Y-%m-%d"]))
+        return t.strftime(form)
+
+    choices = {
+        "created_after": instant_text,
+        "created_before": instant_text,
+        "created_on": lambda: draw(instants(13)).strftime("%Y-%m-%d"),
+    }
+    names = draw(st.lists(st.sampled_from(sorted(choices)), min_size=1, max_size=3,
+                          unique=True))
+    params = [(name, choices[name]()) for name in names]
+    params.append(("ordering", draw(st.sampled_from(["id", "-id", "created_at,-id"]))))
+    params.append(("limit", str(draw(st.sampled_from([1, 2, 5, 100])))))
+    params.append(("offset", str(draw(st.integers(0, 6)))))
+    return params
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+class TestCreationRangesAgainstReference:
+    """The operator's creation ranges, counted from the day counters (creation_days)."""
+
+    @settings(max_examples=25, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
+    @given(data=st.data())
+    async def test_pages_match_the_reference(
+        self, client: httpx.AsyncClient, session: AsyncSession, world: World, data: st.DataObject,
+        monkeypatch: pytest.MonkeyPatch,
+    ):
+        sort_at_most, walk_at_most = data.draw(
+            st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan")
+        monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
+        monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
+        table = data.draw(created_rows(world.clients[0]), label="rows")
+        await session.execute(delete(Addendum))
+        await insert_addendums(session, table)
+        for _ in range(4):
+            params = data.draw(creation_queries(), label="query")
+            count, ids = ref.expected(table, params, ref.Viewer("operator"),
+                                      world.client_reseller, world.companies)
+            body = await listing(client, world.ls.operator, params)
+            assert (body["count"], [r["id"] for r in body["results"]]) == (count, ids), params

@@ -17,7 +17,7 @@ from cloudadmin.billing.addendums.creation_days import creation_range, day_numbe
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum
 from tests.billing import reference as ref
-from tests.billing.helpers import addendum_row, at, insert_addendums, listing
+from tests.billing.helpers import addendum_row, at, days_match_rows, insert_addendums, listing
 from tests.factories import Landscape, landscape
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -30,24 +30,6 @@ LAST = datetime.max.replace(tzinfo=UTC)
 @pytest.fixture
 async def ls(session: AsyncSession) -> Landscape:
     return await landscape(session)
-
-
-async def days_match_rows(session: AsyncSession) -> None:
-    """Per day: the counters sum to the real count, and the bounds hold every id."""
-    stored = (await session.execute(text("SELECT id, created_at FROM addendums"))).all()
-    real: dict[int, list[int]] = {}
-    for id_, created in stored:
-        created = created if isinstance(created, datetime) else datetime.fromisoformat(created)
-        real.setdefault(day_number(created.replace(tzinfo=created.tzinfo or UTC)), []).append(id_)
-    kept = (await session.execute(text(
-        "SELECT day, sum(n), min(min_id), max(max_id) FROM addendum_days GROUP BY day"))).all()
-    await session.commit()  # end the read: SQLite would hold its lock
-    counted = {day: n for day, n, _, _ in kept if n}
-    assert counted == {day: len(ids) for day, ids in real.items()}
-    bounds = {day: (low, high) for day, _, low, high in kept}
-    for day, ids in real.items():
-        low, high = bounds[day]
-        assert low <= min(ids) and max(ids) <= high, day
 
 
 class TestDayCounters:

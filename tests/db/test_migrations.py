@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cloudadmin.config import Settings
 from cloudadmin.db import models  # noqa: F401
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
+from cloudadmin.db.types import UTCDateTime
 
 
 @pytest.fixture
@@ -187,3 +190,61 @@ class TestTotalsShards:
                 assert await self._totals(conn) == (4, 4, 53)
         finally:
             await engine.dispose()
+
+
+class TestAddendumDays:
+    """Migration 0011: addendums stored before it are counted per day, with id bounds."""
+
+    async def test_upgrade_counts_stored_rows_and_downgrade_drops(
+        self, fresh_url: str, settings: Settings
+    ):
+        import asyncio
+
+        from alembic import command
+
+        from cloudadmin.db.migrate import alembic_config, upgrade
+
+        await asyncio.to_thread(upgrade, fresh_url, "0010")
+        engine = create_engine(settings, fresh_url)
+        insert = text(
+            "INSERT INTO addendums (id, client_id, status, active_start, created_at,"
+            " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
+            " plan_name_folded, product_id, product_name, product_name_folded,"
+            " product_internal_name) VALUES (:id, 7, 'active', :created, :created, 1, 'USD',"
+            " '$', 1, 'P', 'p', 1, 'CDN', 'cdn', 'CDN')"
+        ).bindparams(bindparam("created", type_=UTCDateTime()))  # stored as the models store
+        days = "SELECT day, shard, n, min_id, max_id FROM addendum_days ORDER BY day, shard"
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text(
+                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
+                    " service_statuses, paid_features, free_features, deleted, bill_type,"
+                    " is_test, client_type, created_at) VALUES (7, 'a@example.com',"
+                    " 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false,"
+                    " 'common', CURRENT_TIMESTAMP)"))
+                # 1970-01-02 is day 1; ids 3 and 35 share shard 3.
+                for addendum_id, created in ((3, "1970-01-02 00:00:00"),
+                                             (35, "1970-01-02 23:59:59.999999"),
+                                             (4, "1970-01-01 23:59:59"),
+                                             (20, "1970-01-03 00:00:00")):
+                    await conn.execute(insert, {"id": addendum_id,
+                                                      "created": _utc(created)})
+            await asyncio.to_thread(upgrade, fresh_url)
+            async with engine.begin() as conn:
+                assert [tuple(r) for r in (await conn.execute(text(days))).all()] == [
+                    (0, 4, 1, 4, 4), (1, 3, 2, 3, 35), (2, 4, 1, 20, 20)]
+                await conn.execute(insert, {"id": 51, "created": _utc("1970-01-02 12:00")})
+            async with engine.connect() as conn:  # the triggers count from here on
+                assert [tuple(r) for r in (await conn.execute(text(days))).all()][1] == \
+                    (1, 3, 3, 3, 51)
+            await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0010")
+            async with engine.begin() as conn:
+                assert "addendum_days" not in await conn.run_sync(
+                    lambda c: inspect(c).get_table_names())
+                await conn.execute(insert, {"id": 67, "created": _utc("1970-01-05")})
+        finally:
+            await engine.dispose()
+
+
+def _utc(text_: str) -> datetime:
+    return datetime.fromisoformat(text_).replace(tzinfo=UTC)

@@ -11,16 +11,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.importer import load_document
 from cloudadmin.kit.crypto import SecretBox
+from tests.billing.helpers import days_match_rows
 from tests.importer.documents import addendum, example
 
 STATUSES = ["active", "paused", "stopped", "upcoming"]
 
 
-def document(first: int, count: int) -> dict:  # type: ignore[type-arg]
+def document(first: int, count: int, days_later: int = 0) -> dict:  # type: ignore[type-arg]
     doc = example()
     doc["addendums"] = [
         addendum(i, status=STATUSES[i % 4], reseller_id=None if i % 3 else 1000,
-                 product={"id": 1 + i % 2, "name": "P", "internal_name": ["CDN", "STORAGE"][i % 2]})
+                 product={"id": 1 + i % 2, "name": "P", "internal_name": ["CDN", "STORAGE"][i % 2]},
+                 created_at=f"2024-12-{1 + (i + days_later) % 28:02d}T{i % 24:02d}:00:00Z")
         for i in range(first, first + count)
     ]
     return doc
@@ -51,9 +53,10 @@ class TestBulkCounts:
         async with session.begin():
             await load_document(session, document(1, 300), box)  # bulk on PostgreSQL
         await counters_match_rows(session)
-        await session.rollback()
+        await days_match_rows(session, exact_bounds=True)
         async with session.begin():
-            # Below the threshold the triggers count; some rows change status.
-            doc = document(250, 60)
+            # Below the threshold the triggers count; some rows change status and day.
+            doc = document(250, 60, days_later=1)
             await load_document(session, doc, box)
         await counters_match_rows(session)
+        await days_match_rows(session)
