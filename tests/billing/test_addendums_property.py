@@ -160,22 +160,30 @@ def queries(draw: st.DrawFn, clients: list[int], resellers: list[int]) -> list[t
     return params
 
 
+def draw_plan(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
+    """How a page is read (sorted from the filters' indexes, walked in id order, or left
+    to the planner) depends on thresholds far above these tables: drawn."""
+    sort_at_most, walk_at_most = data.draw(
+        st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan")
+    monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
+    monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
+
+
+def examples(n: int) -> Any:
+    return settings(max_examples=n, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow])
+
+
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 class TestAgainstReference:
-    @settings(max_examples=35, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                     HealthCheck.too_slow])
+    @examples(35)
     @given(data=st.data())
     async def test_pages_match_the_reference(
         self, client: httpx.AsyncClient, session: AsyncSession, world: World, data: st.DataObject,
         monkeypatch: pytest.MonkeyPatch,
     ):
-        # How a page is read (sorted from the filters' indexes, walked in id order, or
-        # left to the planner) depends on thresholds far above these tables: draw them.
-        sort_at_most, walk_at_most = data.draw(
-            st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan")
-        monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
-        monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
+        draw_plan(data, monkeypatch)
         resellers = [world.ls.reseller_account.id, world.ls.other_reseller_account.id]
         table = data.draw(rows(world.clients, resellers), label="rows")
         await session.execute(delete(Addendum))
@@ -245,18 +253,13 @@ def creation_queries(draw: st.DrawFn) -> list[tuple[str, str]]:
 class TestCreationRangesAgainstReference:
     """The operator's creation ranges, counted from the day counters (creation_days)."""
 
-    @settings(max_examples=25, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                     HealthCheck.too_slow])
+    @examples(25)
     @given(data=st.data())
     async def test_pages_match_the_reference(
         self, client: httpx.AsyncClient, session: AsyncSession, world: World, data: st.DataObject,
         monkeypatch: pytest.MonkeyPatch,
     ):
-        sort_at_most, walk_at_most = data.draw(
-            st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan")
-        monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
-        monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
+        draw_plan(data, monkeypatch)
         table = data.draw(created_rows(world.clients[0]), label="rows")
         await session.execute(delete(Addendum))
         await insert_addendums(session, table)

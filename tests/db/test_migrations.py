@@ -135,6 +135,14 @@ class TestHistory:
             await engine.dispose()
 
 
+# An account for the addendums of the migration tests, in the columns of 0001.
+CLIENT_7 = text(
+    "INSERT INTO clients (id, email, status, company_name, capabilities, service_statuses,"
+    " paid_features, free_features, deleted, bill_type, is_test, client_type, created_at)"
+    " VALUES (7, 'a@example.com', 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid',"
+    " false, 'common', CURRENT_TIMESTAMP)")
+
+
 class TestTotalsShards:
     """Migration 0009: addendum totals folded from 256 shards into 16, still exact."""
 
@@ -164,12 +172,7 @@ class TestTotalsShards:
             " CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'P', 'p', 1, 'CDN', 'cdn', 'CDN')")
         try:
             async with engine.begin() as conn:
-                await conn.execute(text(
-                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
-                    " service_statuses, paid_features, free_features, deleted, bill_type,"
-                    " is_test, client_type, created_at) VALUES (7, 'a@example.com',"
-                    " 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false,"
-                    " 'common', CURRENT_TIMESTAMP)"))
+                await conn.execute(CLIENT_7)
                 # Same id % 16, different id % 256: one row each before, one after.
                 for addendum_id in (5, 21, 37, 300):
                     await conn.execute(text(insert), {"id": addendum_id})
@@ -216,12 +219,7 @@ class TestAddendumDays:
         days = "SELECT day, shard, n, min_id, max_id FROM addendum_days ORDER BY day, shard"
         try:
             async with engine.begin() as conn:
-                await conn.execute(text(
-                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
-                    " service_statuses, paid_features, free_features, deleted, bill_type,"
-                    " is_test, client_type, created_at) VALUES (7, 'a@example.com',"
-                    " 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false,"
-                    " 'common', CURRENT_TIMESTAMP)"))
+                await conn.execute(CLIENT_7)
                 # 1970-01-02 is day 1; ids 3 and 35 share shard 3.
                 for addendum_id, created in ((3, "1970-01-02 00:00:00"),
                                              (35, "1970-01-02 23:59:59.999999"),
