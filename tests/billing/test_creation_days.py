@@ -162,6 +162,16 @@ class TestCreationRangeCounts:
             assert (body["count"], [r["id"] for r in body["results"]]) == \
                 expected(rows, params), params
 
+    async def test_the_last_day_counted_from_rows(
+        self, client: httpx.AsyncClient, ls: Landscape, table: list[dict[str, Any]],
+    ):
+        # Not the operator, so not the day counters: the filter's own SQL (its day's
+        # end is 9999-12-31 23:59:59.999999, not a next day that does not exist).
+        for token in (ls.client_member, ls.operator):
+            body = await listing(client, token, {"created_on": "9999-12-31",
+                                                 "status": "active"})
+            assert [r["id"] for r in body["results"]] == [10]
+
     def test_other_callers_and_filters_count_rows(self):
         def kind(caller: Caller, **query: Any) -> str | None:
             return counting.counter_kind(AddendumQuery.model_validate(query), caller)
