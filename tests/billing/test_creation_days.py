@@ -3,7 +3,7 @@ days' id bounds: the same answers as the documented semantics, on both databases
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -22,9 +22,7 @@ from tests.factories import Landscape, landscape
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
-US = timedelta(microseconds=1)
 FIRST = datetime.min.replace(tzinfo=UTC)
-LAST = datetime.max.replace(tzinfo=UTC)
 
 
 @pytest.fixture

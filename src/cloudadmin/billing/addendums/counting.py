@@ -66,6 +66,4 @@ async def _count_created(conn: AsyncConnection, q: AddendumQuery) -> Counted:
     if bounds is None:
         return Counted(0)
     total, low, high = await repository.count_days(conn, day_range(*bounds))
-    if total == 0 or low is None or high is None:
-        return Counted(total)
-    return Counted(total, (low, high))
+    return Counted(total, None if low is None or high is None else (low, high))

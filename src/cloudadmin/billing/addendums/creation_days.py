@@ -12,7 +12,7 @@ t + 1 µs".
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 
@@ -29,14 +29,15 @@ def day_number(t: datetime) -> int:
     return (t.astimezone(UTC).date() - _EPOCH).days
 
 
-def _day_start(day: int) -> datetime:
-    d = _EPOCH + timedelta(days=day)
-    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+def utc_day(d: date) -> tuple[datetime, datetime]:
+    """The first and the last instant (inclusive) of UTC day ``d``: the day after
+    9999-12-31 does not exist, so the end is never a next midnight."""
+    return (datetime(d.year, d.month, d.day, tzinfo=UTC),
+            datetime(d.year, d.month, d.day, 23, 59, 59, 999_999, tzinfo=UTC))
 
 
-def _day_last_instant(day: int) -> datetime:
-    d = _EPOCH + timedelta(days=day)
-    return datetime(d.year, d.month, d.day, 23, 59, 59, 999_999, tzinfo=UTC)
+def _day(day: int) -> tuple[datetime, datetime]:
+    return utc_day(_EPOCH + timedelta(days=day))
 
 
 class DayRange(NamedTuple):
@@ -49,9 +50,6 @@ class DayRange(NamedTuple):
     tail_from: datetime  # nor are the last day's in [tail_from, tail_last]
     tail_last: datetime
 
-    def params(self) -> dict[str, Any]:
-        return self._asdict()
-
 
 def creation_range(q: AddendumQuery) -> tuple[datetime | None, datetime | None] | None:
     """[lo, hi) of ``q``'s creation filters (None: open on that side), or None when no
@@ -63,10 +61,10 @@ def creation_range(q: AddendumQuery) -> tuple[datetime | None, datetime | None] 
             return None
         lows.append(q.created_after + _US)
     if q.created_on is not None:
-        start = datetime(q.created_on.year, q.created_on.month, q.created_on.day, tzinfo=UTC)
+        start, last = utc_day(q.created_on)
         lows.append(start)
-        if q.created_on < date.max:
-            highs.append(start + timedelta(days=1))
+        if last < _LAST:
+            highs.append(last + _US)
     if q.created_before is not None:
         highs.append(q.created_before)
     lo = max(lows) if lows else None
@@ -79,9 +77,8 @@ def creation_range(q: AddendumQuery) -> tuple[datetime | None, datetime | None] 
 def day_range(lo: datetime | None, hi: datetime | None) -> DayRange:
     first_day = day_number(lo if lo is not None else _FIRST)
     last_day = day_number(hi - _US if hi is not None else _LAST)
-    head_from = _day_start(first_day)
+    head_from = _day(first_day)[0]
     # An open side has an empty edge: [x, x) and [LAST, LAST - 1 µs].
-    tail_from, tail_last = (hi, _day_last_instant(last_day)) if hi is not None else (
-        _LAST, _LAST - _US)
+    tail_from, tail_last = (hi, _day(last_day)[1]) if hi is not None else (_LAST, _LAST - _US)
     return DayRange(first_day, last_day, head_from, lo if lo is not None else head_from,
                     tail_from, tail_last)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -27,6 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.billing.addendums.creation_days import utc_day
 from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
 from cloudadmin.billing.addendums.tables import COUNTS, A, C
@@ -68,11 +68,8 @@ def where(
             shape.append(name)
             params[name] = value
     if q.created_on is not None:
-        day = datetime(q.created_on.year, q.created_on.month, q.created_on.day, tzinfo=UTC)
         shape.append("created_on")
-        # The day's last instant, inclusive: day + 1 does not exist for 9999-12-31.
-        params["created_on_from"] = day
-        params["created_on_last"] = day + timedelta(days=1, microseconds=-1)
+        params["created_on_from"], params["created_on_last"] = utc_day(q.created_on)
     for name in _LISTS:
         values = getattr(q, name)
         if values is not None:

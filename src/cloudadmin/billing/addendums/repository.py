@@ -148,6 +148,6 @@ _DAYS = _days_statement()
 async def count_days(conn: AsyncConnection, days: DayRange) -> tuple[int, int | None, int | None]:
     """Addendums created in ``days`` (creation_days), and bounds of their ids (None when
     no addendum was ever counted on those days)."""
-    rows = await driver.fetch(conn, _DAYS, days.params())
+    rows = await driver.fetch(conn, _DAYS, days._asdict())
     total, low, high = rows[0]
     return int(total), low, high
