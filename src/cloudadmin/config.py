@@ -7,9 +7,10 @@ import secrets
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 def _default_data_dir() -> Path:
@@ -54,6 +55,35 @@ class Settings(BaseSettings):
     dispatcher_lease_seconds: float = Field(default=60, ge=1, le=3600)
     dispatcher_batch_size: int = Field(default=200, ge=1, le=10_000)
     # Extra fields accepted by `cloudadmin load` beyond the contract: none by default.
+
+    # --- Hardening (docs/configuration.md) ---
+    # Seconds a request body may take to arrive in full; then 408.
+    body_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
+    # Failed authentications allowed per client address (a `limits` rate string); past
+    # it, 429 with Retry-After before any database work.
+    auth_failure_limit: str = "20/minute"
+    # Requests allowed per API key (a `limits` rate string, e.g. "600/minute"); off when
+    # empty.
+    key_rate_limit: str | None = None
+    # Shared state of the limiters (redis://host:port/db); in process memory when unset.
+    redis_url: str | None = None
+    # Peers whose X-Forwarded-For is honoured (CIDRs or addresses); none by default.
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Destinations the service may connect to (brokers, mail servers, webhooks) although
+    # they are loopback, private, link-local, CGNAT or metadata addresses: CIDRs and
+    # host names, comma-separated.
+    outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Largest image accepted (width x height), checked from headers before decoding.
+    max_image_pixels: int = Field(default=4096 * 4096, ge=1)
+    # Hours an Idempotency-Key and its answer are kept.
+    idempotency_ttl_hours: float = Field(default=24, gt=0)
+
+    @field_validator("trusted_proxies", "outbound_allow", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @property
     def effective_database_url(self) -> str:

@@ -77,6 +77,12 @@ class MethodNotAllowed(ApiError):
     default_message = "Method not allowed."
 
 
+class RequestTimeout(ApiError):
+    status_code = 408
+    exception_class = "RequestTimeout"
+    default_message = "The request body did not arrive in time."
+
+
 class Conflict(ApiError):
     status_code = 409
     exception_class = "ConflictError"
@@ -89,6 +95,12 @@ class PayloadTooLarge(ApiError):
     default_message = "Request body is too large."
 
 
+class Unprocessable(ApiError):
+    status_code = 422
+    exception_class = "UnprocessableEntity"
+    default_message = "The request cannot be processed."
+
+
 class UnsupportedMediaType(ApiError):
     status_code = 415
     exception_class = "UnsupportedMediaType"
@@ -99,6 +111,9 @@ class Throttled(ApiError):
     status_code = 429
     exception_class = "Throttled"
     default_message = "Request was throttled."
+
+    def __init__(self, message: str | None = None, retry_after: int = 1) -> None:
+        super().__init__(message, headers={"Retry-After": str(max(1, retry_after))})
 
 
 class InternalError(ApiError):
