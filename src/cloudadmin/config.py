@@ -73,6 +73,8 @@ class Settings(BaseSettings):
     # they are loopback, private, link-local, CGNAT or metadata addresses: CIDRs and
     # host names, comma-separated.
     outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Seconds to reach a broker or mail server (resolve, connect, handshake).
+    outbound_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     # Largest image accepted (width x height), checked from headers before decoding.
     max_image_pixels: int = Field(default=4096 * 4096, ge=1)
     # Hours an Idempotency-Key and its answer are kept.
