@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from datetime import timedelta
@@ -165,21 +166,27 @@ class MailSender:
             sock = await self.outbound.connect(server["host"], port)
         except (OutboundRefused, OSError) as exc:
             raise _failure(server["host"], port, exc) from exc
+        client = aiosmtplib.SMTP(
+            hostname=server["host"],
+            sock=sock,
+            username=server.get("login") or None,
+            password=password or None,
+            # tls: implicit TLS on 465, STARTTLS elsewhere; off: plain SMTP.
+            use_tls=tls and port == 465,
+            start_tls=tls and port != 465,
+            timeout=SMTP_TIMEOUT,
+        )
         try:
-            await aiosmtplib.send(
-                mail,
-                hostname=server["host"],
-                sock=sock,
-                username=server.get("login") or None,
-                password=password or None,
-                # tls: implicit TLS on 465, STARTTLS elsewhere; off: plain SMTP.
-                use_tls=tls and port == 465,
-                start_tls=tls and port != 465,
-                timeout=SMTP_TIMEOUT,
-            )
+            # Up to the greeting (and TLS, login) within the connect timeout: a port that
+            # never greets fails as fast as a closed one.
+            await client.connect(timeout=self.outbound.timeout)
+            await client.send_message(mail)
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError):
+                await client.quit()
         except Exception as exc:
             raise _failure(server["host"], port, exc) from exc
         finally:
+            client.close()
             sock.close()
 
 
