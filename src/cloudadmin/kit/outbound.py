@@ -191,8 +191,11 @@ class Outbound:
         self.check_host(host)
         name = _normal_name(host)
         loop = asyncio.get_running_loop()
-        infos = await loop.getaddrinfo(name, port, type=socket.SOCK_STREAM,
-                                       proto=socket.IPPROTO_TCP)
+        try:
+            infos = await loop.getaddrinfo(name, port, type=socket.SOCK_STREAM,
+                                           proto=socket.IPPROTO_TCP)
+        except UnicodeError as exc:  # not a name the resolver can encode (IDNA)
+            raise OSError(f"{name!r} is not a resolvable name") from exc
         if not infos:
             raise OSError(f"{name} has no address")
         if not self.name_allowed(host):
