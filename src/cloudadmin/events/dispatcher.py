@@ -52,8 +52,8 @@ def backoff_seconds(attempts: int) -> float:
 
 
 def _settings_of(sub: AmqpSubscription) -> tuple[str, ...]:
-    """What a delivery depends on. The connection string is compared encrypted: every
-    update encrypts afresh, so a change shows even when it is to the same text."""
+    """What a delivery depends on. The connection string is compared encrypted: a new
+    one is encrypted with a fresh nonce, so any update of it shows."""
     return (sub.connection_string_encrypted, sub.exchange or "", sub.routing_key or "")
 
 
