@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 from xml.etree import ElementTree
 
 import tinycss2
@@ -96,7 +97,7 @@ def _inspect(root: ElementTree.Element) -> None:
         if name in _ANIMATIONS:
             target = _local(element.get("attributeName", "").strip())
             if target == "href" or target.startswith("on"):
-                raise Refused(f"an <{name}> that writes {target}")
+                raise Refused(f"an animation that writes {target} (<{name}>)")
         if name == "style":
             _inspect_css("".join(element.itertext()), "<style>")
         for attribute, value in element.attrib.items():
@@ -132,10 +133,20 @@ def _walk(nodes: Iterable[object], where: str) -> None:
             arguments = node.arguments  # type: ignore[attr-defined]
             if function == "expression":
                 raise Refused(f"a CSS expression() ({where})")
-            if function in _URL_FUNCTIONS and any(
-                    getattr(arg, "type", "") == "string" and not is_local(arg.value)
-                    for arg in arguments):
+            if function in _URL_FUNCTIONS and not all(
+                    is_local(url) for url in _urls_in(function, arguments)):
                 raise Refused(f"a CSS {function}() outside the document ({where})")
             _walk(arguments, where)
         if kind in ("() block", "[] block", "{} block"):
             _walk(node.content, where)  # type: ignore[attr-defined]
+
+
+def _urls_in(function: str, arguments: list[Any]) -> list[str]:
+    """The URLs a CSS function names: its strings, and for url() and src() whatever
+    else it holds (a url() whose name was written with escapes is parsed as a function)."""
+    urls = [arg.value for arg in arguments if arg.type == "string"]
+    if function in ("url", "src"):
+        rest = tinycss2.serialize(arg for arg in arguments if arg.type != "string").strip()
+        if rest:
+            urls.append(rest)
+    return urls
