@@ -4,7 +4,6 @@ external content refused with a reason, SVGs served as downloads unless asked as
 from __future__ import annotations
 
 import base64
-import io
 import struct
 import zlib
 from pathlib import Path

@@ -118,7 +118,10 @@ def _inspect_attribute(element: str, attribute: str, value: str) -> None:
 
 
 def _inspect_css(css: str, where: str) -> None:
-    _walk(tinycss2.parse_component_value_list(css), where)
+    # Every refused construct needs "(" or "@" (escapes need "\\"): plain values such as
+    # megabytes of path data are not tokenised.
+    if "(" in css or "@" in css or "\\" in css:
+        _walk(tinycss2.parse_component_value_list(css), where)
 
 
 def _walk(nodes: Iterable[object], where: str) -> None:
