@@ -56,7 +56,7 @@ async def _read(part: str, upload: UploadFile | None) -> bytes | None:
 @router.post(
     "/iam/reselling/settings/upload", response_model=BrandingSettings,
     name="upload_branding_files", summary="Upload logo and favicon",
-    description="multipart/form-data with a `logo` part (PNG, JPEG or SVG without scripts, "
+    description="multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, "
     "smaller than 4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files "
     "are checked by their content; their URLs appear as `publicSettings.logo` and "
     "`publicSettings.favicon`.",
