@@ -27,6 +27,7 @@ from cloudadmin.db.engine import (
     create_sessionmaker,
 )
 from cloudadmin.errors import ApiError, ServiceUnavailable
+from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.web.context import RequestContextMiddleware
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
+    images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)
     for router in API_ROUTERS:

@@ -73,8 +73,10 @@ class Settings(BaseSettings):
     # they are loopback, private, link-local, CGNAT or metadata addresses: CIDRs and
     # host names, comma-separated.
     outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    # Largest image accepted (width x height), checked from headers before decoding.
-    max_image_pixels: int = Field(default=4096 * 4096, ge=1)
+    # Largest image accepted (width x height), checked from headers before decoding; also
+    # Pillow's own MAX_IMAGE_PIXELS. 2048x2048: a logo or favicon never needs more, and a
+    # decoded RGBA image then stays under 16 MiB per upload (4096x4096 would be 64 MiB).
+    max_image_pixels: int = Field(default=2048 * 2048, ge=1)
     # Hours an Idempotency-Key and its answer are kept.
     idempotency_ttl_hours: float = Field(default=24, gt=0)
 
