@@ -105,7 +105,7 @@ async def idempotency_key(
         alias=HEADER, min_length=1, max_length=255,
         description="Makes a retry of this request safe: a repeat with the same key and "
         "the same body, by the same user, within "
-        "`CLOUDADMIN_IDEMPOTENCY_TTL_HOURS` (24 h), answers the first answer again "
+        "`CLOUDADMIN_IDEMPOTENCY_TTL_HOURS` (default 24 h), answers the first answer again "
         f"(with `{REPLAYED_HEADER}: true`) and creates nothing. The same key with "
         "another body or path answers 422; a repeat while the first request still runs "
         "answers 409. Keys are kept per account; any string of 1-255 characters, e.g. "
