@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cloudadmin.web import idempotency
+
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["exception_class", "message", "request_id"],
@@ -46,4 +48,4 @@ def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
             responses.pop("422", None)
             for code, text in _ERRORS.items():
                 responses.setdefault(code, {"description": text, **ref})
-    return schema
+    return idempotency.document(schema)

@@ -16,6 +16,7 @@ from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDataba
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import UnsupportedMediaType
 from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
+from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
 
 log = logging.getLogger("cloudadmin.request")
@@ -96,6 +97,8 @@ class ApiRoute(APIRoute):
             try:
                 _check_content_type(request, body_kind)
                 response = await handle(request)
+            except idempotency.Replay as replay:  # a repeated Idempotency-Key
+                response = replay.response
             except Exception as exc:
                 if retry_dead_connection and _is_dead_connection(exc):
                     raise _DeadConnection from exc
@@ -104,6 +107,8 @@ class ApiRoute(APIRoute):
             committed = False
             if response.status_code < 400:
                 try:
+                    # The answer of an Idempotency-Key rides in the same transaction.
+                    await idempotency.record(request, db, response)
                     if caller is not None:
                         # The log row rides in the request's own transaction.
                         await write_entry(await db.connection(), await build_entry(
@@ -115,6 +120,7 @@ class ApiRoute(APIRoute):
                     response = render_exception(request, exc)
             if not committed:
                 await db.rollback()
+                await idempotency.release(request, db)
                 if caller is not None:
                     await _log_reverted(request, caller, action, requested_at,
                                         response.status_code)

@@ -16,6 +16,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
 )
 from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["User actions: AMQP subscriptions"])
@@ -34,6 +35,7 @@ def _box(request: Request) -> SecretBox:
     status_code=204,
     response_class=Response,
     name="subscribe_amqp",
+    dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
     description="Creates the caller's account's subscription (one per account). "
     "Administrators of the account; operators (for their own account).",

@@ -14,6 +14,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPage,
     NotificationSettingPatch,
 )
+from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Notification settings"])
@@ -44,7 +45,8 @@ async def list_settings(
 
 
 @router.post(BASE, response_model=NotificationSetting, status_code=201,
-             name="create_notification_setting", summary="Create a notification setting")
+             name="create_notification_setting", summary="Create a notification setting",
+             dependencies=[IDEMPOTENT])
 async def create_setting(
     resellerId: ResellerId, body: NotificationSettingCreate, session: Session,  # noqa: N803
     actor: CurrentActor,
