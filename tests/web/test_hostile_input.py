@@ -250,3 +250,30 @@ class TestDatabaseRefusalsAreA400:
             await session.execute(select(Seller.id).where(column == value))
         await session.rollback()
         assert to_api_error(raised.value).status_code == 400
+
+
+class TestDeepBodies:
+    async def test_nesting_past_the_parser_limit_is_a_400(
+        self, client: httpx.AsyncClient, world: World
+    ):
+        raw = b'{"full_name": ' + b"[" * 100_000 + b'"\\u0000"' + b"]" * 100_000 + b"}"
+        r = await client.post("/iam/admin/sellers", content=raw,
+                              headers={**auth(world.ls.reseller),
+                                       "Content-Type": "application/json"})
+        assert r.status_code == 400, r.text
+
+    async def test_a_deep_value_is_named_by_its_path(
+        self, client: httpx.AsyncClient, session: AsyncSession, world: World
+    ):
+        raw = b'{"email": "n@sales.example", "full_name": "S", "note": ' + b"[" * 200 + \
+            b'"\\u0000"' + b"]" * 200 + b"}"
+        await refused(client, session, "POST", "/iam/admin/sellers", world.ls.reseller,
+                      "note" + ".0" * 200, content=raw)
+
+    async def test_the_first_in_document_order_is_named(
+        self, client: httpx.AsyncClient, session: AsyncSession, world: World
+    ):
+        raw = (b'{"email": "n@sales.example", "full_name": "S", '
+               b'"a": {"b": "\\u0000"}, "c\\u0000": 1}')
+        await refused(client, session, "POST", "/iam/admin/sellers", world.ls.reseller,
+                      "a.b", content=raw)

@@ -44,23 +44,23 @@ def _printable(part: Any) -> Any:
 
 
 def _first_in_json(value: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], str] | None:
-    if isinstance(value, str):
-        message = unstorable(value)
-        return (loc, message) if message else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = (*loc, _printable(key))
-            message = unstorable(key)
+    """The location and message of the first unstorable string (a key comes before
+    its value), in document order. Iterative: a body nested as deep as the JSON parser
+    allows must not overflow the stack."""
+    pending: list[tuple[tuple[Any, ...], Any]] = [(loc, value)]
+    while pending:
+        here, item = pending.pop()
+        if isinstance(item, str):
+            message = unstorable(item)
             if message:
-                return here, message
-            found = _first_in_json(item, here)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _first_in_json(item, (*loc, index))
-            if found:
-                return found
+                return (*here[:-1], _printable(here[-1])), message
+        elif isinstance(item, dict):
+            children: list[tuple[tuple[Any, ...], Any]] = []
+            for key, child in item.items():
+                children += [((*here, key), key), ((*here, key), child)]
+            pending.extend(reversed(children))
+        elif isinstance(item, list):
+            pending.extend(reversed([((*here, i), child) for i, child in enumerate(item)]))
     return None
 
 
@@ -86,7 +86,7 @@ async def check_request_text(request: Request, *, json_body: bool) -> None:
         return
     try:
         decoded = json.loads(raw)
-    except ValueError:  # not JSON (UnicodeDecodeError included): the parser answers
+    except (ValueError, RecursionError):  # not JSON, or too deep: FastAPI answers 400
         return
     found = _first_in_json(decoded, ("body",))
     if found:
