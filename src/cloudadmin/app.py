@@ -33,6 +33,7 @@ from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
+from cloudadmin.web.proxies import TrustedProxyMiddleware
 from cloudadmin.web.turns import Turns
 
 API_ROUTERS = [*iam_routers, *billing_routers, *cloud_routers]
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         json_limit=settings.max_json_body_bytes,
         upload_limit=settings.max_upload_body_bytes,
     )
+    app.add_middleware(TrustedProxyMiddleware, trusted=settings.trusted_proxies)  # outermost
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

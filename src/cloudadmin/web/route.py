@@ -12,12 +12,14 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from cloudadmin.auth.deps import get_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import UnsupportedMediaType
-from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
+from cloudadmin.iam.activity_log.recorder import build_entry, presented_caller, write_entry
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
 
@@ -47,6 +49,10 @@ def _check_content_type(request: Request, kind: str | None) -> None:
         raise UnsupportedMediaType("Upload must be sent as multipart/form-data.")
 
 
+def _authenticates(dependant: Any) -> bool:
+    return any(d.call is get_caller or _authenticates(d) for d in dependant.dependencies)
+
+
 class _DeadConnection(Exception):
     """The request's pooled database connection was found closed."""
 
@@ -60,6 +66,8 @@ class ApiRoute(APIRoute):
         handle = super().get_route_handler()
         body_kind = _body_kind(self)
         action = self.name
+        # Its requests are logged, even one refused before its key was checked.
+        logged = _authenticates(self.dependant)
         # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
         reads = (self.methods or set()) <= {"GET", "HEAD"}
 
@@ -96,6 +104,7 @@ class ApiRoute(APIRoute):
             request.state.db = db
             try:
                 _check_content_type(request, body_kind)
+                await check_request_text(request, json_body=body_kind == "json")
                 response = await handle(request)
             except idempotency.Replay as replay:  # a repeated Idempotency-Key
                 response = replay.response
@@ -121,7 +130,7 @@ class ApiRoute(APIRoute):
             if not committed:
                 await db.rollback()
                 await idempotency.release(request, db)
-                if caller is not None:
+                if caller is not None or logged:
                     await _log_reverted(request, caller, action, requested_at,
                                         response.status_code)
             return response
@@ -129,12 +138,23 @@ class ApiRoute(APIRoute):
         return transactional_handler
 
 
+# Refusals of the key itself: nobody to log the request for.
+_UNAUTHENTICATED = {401, 429}
+
+
 async def _log_reverted(
     request: Request, caller: Any, action: str, requested_at: Any, status: int
 ) -> None:
-    """Record a failed request after its rollback, in a transaction of its own."""
+    """Record a failed request after its rollback, in a transaction of its own; one
+    refused before its key was checked is logged if that key is valid."""
+    if caller is None and status in _UNAUTHENTICATED:
+        return
     try:
         async with request.app.state.sessionmaker() as session:
+            if caller is None:
+                caller = await presented_caller(await session.connection(), request)
+                if caller is None:
+                    return
             await write_entry(await session.connection(), await build_entry(
                 request, caller, action, requested_at, status, reverted=True))
             await session.commit()
