@@ -3,18 +3,19 @@ create_read_sessionmaker); every authenticated request is logged."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
-from cloudadmin.errors import UnsupportedMediaType
+from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
 from cloudadmin.web.error_render import render_exception
 
@@ -69,6 +70,17 @@ class ApiRoute(APIRoute):
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
+            # Before a turn and a connection are taken: a throttled caller, or a body
+            # that trickles in, must not hold what every request waits for.
+            try:
+                await request.app.state.throttle.admit(request)
+                _check_content_type(request, body_kind)
+                if body_kind is not None and request.method in _BODY_METHODS:
+                    await _read_body(request, request.app.state.settings.body_timeout_seconds)
+            except ClientDisconnect:
+                return Response(status_code=400)  # nobody is left to read an answer
+            except Exception as exc:
+                return render_exception(request, exc)
             try:
                 return await attempt(request, requested_at, retry_dead_connection=reads)
             except _DeadConnection:
@@ -94,7 +106,6 @@ class ApiRoute(APIRoute):
         ) -> Response:
             request.state.db = db
             try:
-                _check_content_type(request, body_kind)
                 response = await handle(request)
             except Exception as exc:
                 if retry_dead_connection and _is_dead_connection(exc):
@@ -116,21 +127,34 @@ class ApiRoute(APIRoute):
             if not committed:
                 await db.rollback()
                 if caller is not None:
-                    await _log_reverted(request, caller, action, requested_at,
+                    await _log_reverted(db, request, caller, action, requested_at,
                                         response.status_code)
             return response
 
         return transactional_handler
 
 
-async def _log_reverted(
-    request: Request, caller: Any, action: str, requested_at: Any, status: int
-) -> None:
-    """Record a failed request after its rollback, in a transaction of its own."""
+async def _read_body(request: Request, seconds: float) -> None:
+    """Reads the whole body (FastAPI then parses it from memory), or 408 when it has
+    not arrived within ``seconds``."""
     try:
-        async with request.app.state.sessionmaker() as session:
-            await write_entry(await session.connection(), await build_entry(
-                request, caller, action, requested_at, status, reverted=True))
-            await session.commit()
+        async with asyncio.timeout(seconds):
+            await request.body()
+    except TimeoutError:
+        # The rest of the body may still come: the connection cannot be reused.
+        raise RequestTimeout(headers={"Connection": "close"}) from None
+
+
+async def _log_reverted(
+    db: RequestDatabase, request: Request, caller: Any, action: str, requested_at: Any,
+    status: int,
+) -> None:
+    """Record a failed request after its rollback, in a transaction of its own on the
+    request's own connection: a second pooled connection could wait for a pool whose
+    every connection is held by requests doing the same."""
+    try:
+        await write_entry(await db.connection(), await build_entry(
+            request, caller, action, requested_at, status, reverted=True))
+        await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")
