@@ -33,13 +33,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(env: dict[str, str], log: Path) -> Iterator[str]:
-    """`cloudadmin serve` on a free loopback port with ``env``; yields its base URL."""
+def served(env: dict[str, str], log: Path, *, demo: bool = False) -> Iterator[str]:
+    """`cloudadmin serve` on a free loopback port with ``env``, its output in ``log``
+    (``demo``: the demo landscape loaded, its keys printed); yields its base URL."""
     port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1",
-             "--port", str(port)],
+             "--port", str(port), *(["--demo"] if demo else [])],
             env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
