@@ -18,6 +18,7 @@ from cloudadmin.config import Settings
 from tests.databases import redis_url
 from tests.factories import auth, make_client, make_key, make_reseller, make_user
 from tests.pool import Checkouts
+from tests.web.attacks import free_port
 
 URL = "/cloud/v1/users"
 ATTACKER = "198.51.100.66"
@@ -186,3 +187,22 @@ class TestRequestsPerKey:
         async with client_at(app, BYSTANDER) as caller:
             for _ in range(30):
                 assert (await caller.get(URL, headers=auth(token))).status_code == 200
+
+
+class TestRedisUnreachable:
+    async def test_requests_pass_when_the_counts_cannot_be_kept(
+        self, app: FastAPI, settings: Settings, session: AsyncSession
+    ):
+        # The throttle protects the service; it must not be why everyone is refused.
+        token = await new_key(session)
+        nobody = create_app(settings.model_copy(update={
+            "redis_url": f"redis://127.0.0.1:{free_port()}/0", "auth_failure_limit": "1/minute",
+            "key_rate_limit": "1/minute"}))
+        try:
+            async with client_at(nobody, ATTACKER) as caller:
+                for _ in range(3):
+                    assert (await caller.get(URL, headers=wrong(token))).status_code == 401
+                    assert (await caller.get(URL, headers=auth(token))).status_code == 200
+        finally:
+            await nobody.state.throttle.close()
+            await nobody.state.engine.dispose()
