@@ -139,3 +139,14 @@ class TestSlowBodies:
                 body.go_on.set()
             done = await asyncio.wait_for(slow, timeout=10)
         assert done.status_code == 200, done.text  # the slow body was served in the end
+
+
+class TestDocumented:
+    async def test_every_operation_may_answer_429_and_one_with_a_body_408(
+        self, client: httpx.AsyncClient
+    ):
+        paths = (await client.get("/openapi.json")).json()["paths"]
+        create, read = paths[SELLERS]["post"], paths[USERS]["get"]
+        assert {"408", "429"} <= set(create["responses"])
+        assert "429" in read["responses"] and "408" not in read["responses"]
+        assert "429" not in paths["/healthz"]["get"]["responses"]
