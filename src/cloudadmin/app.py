@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
 from cloudadmin import __version__
+from cloudadmin.auth.throttle import Throttle
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
 from cloudadmin.config import Settings, get_settings
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
+        await app.state.throttle.close()
         await app.state.engine.dispose()
 
     app = FastAPI(
@@ -108,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.read_engine = autocommit_engine(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
+    app.state.throttle = Throttle.from_settings(settings)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
     images.limit_pillow(settings.max_image_pixels)
 

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     key_rate_limit: str | None = None
     # Shared state of the limiters (redis://host:port/db); in process memory when unset.
     redis_url: str | None = None
+    # Prefix of the limiters' Redis keys: deployments sharing one Redis keep apart.
+    limits_key_prefix: str = "cloudadmin"
     # Peers whose X-Forwarded-For is honoured (CIDRs or addresses); none by default.
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Destinations the service may connect to (brokers, mail servers, webhooks) although

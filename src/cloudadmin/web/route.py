@@ -3,19 +3,20 @@ create_read_sessionmaker); every authenticated request is logged."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from cloudadmin.auth.deps import get_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
-from cloudadmin.errors import UnsupportedMediaType
+from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.iam.activity_log.recorder import build_entry, presented_caller, write_entry
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
@@ -78,6 +79,16 @@ class ApiRoute(APIRoute):
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
+            # Before a turn and a connection are taken: a throttled caller, or a body
+            # that trickles in, must not hold what every request waits for.
+            try:
+                await request.app.state.throttle.admit(request)
+                if body_kind is not None and request.method in _BODY_METHODS:
+                    await _read_body(request, request.app.state.settings.body_timeout_seconds)
+            except ClientDisconnect:
+                return Response(status_code=400)  # nobody is left to read an answer
+            except Exception as exc:
+                return render_exception(request, exc)
             try:
                 return await attempt(request, requested_at, retry_dead_connection=reads)
             except _DeadConnection:
@@ -103,6 +114,7 @@ class ApiRoute(APIRoute):
         ) -> Response:
             request.state.db = db
             try:
+                # Inside the turn, so that a refusal of a valid key's request is logged.
                 _check_content_type(request, body_kind)
                 await check_request_text(request, json_body=body_kind == "json")
                 response = await handle(request)
@@ -131,7 +143,7 @@ class ApiRoute(APIRoute):
                 await db.rollback()
                 await idempotency.release(request, db)
                 if caller is not None or logged:
-                    await _log_reverted(request, caller, action, requested_at,
+                    await _log_reverted(db, request, caller, action, requested_at,
                                         response.status_code)
             return response
 
@@ -142,21 +154,34 @@ class ApiRoute(APIRoute):
 _UNAUTHENTICATED = {401, 429}
 
 
+async def _read_body(request: Request, seconds: float) -> None:
+    """Reads the whole body (FastAPI then parses it from memory), or 408 when it has
+    not arrived within ``seconds``."""
+    try:
+        async with asyncio.timeout(seconds):
+            await request.body()
+    except TimeoutError:
+        # The rest of the body may still come: the connection cannot be reused.
+        raise RequestTimeout(headers={"Connection": "close"}) from None
+
+
 async def _log_reverted(
-    request: Request, caller: Any, action: str, requested_at: Any, status: int
+    db: RequestDatabase, request: Request, caller: Any, action: str, requested_at: Any,
+    status: int,
 ) -> None:
-    """Record a failed request after its rollback, in a transaction of its own; one
-    refused before its key was checked is logged if that key is valid."""
+    """Record a failed request after its rollback, in a transaction of its own on the
+    request's own connection: a second pooled connection could wait for a pool whose
+    every connection is held by requests doing the same. One refused before its key was
+    checked is logged if that key is valid."""
     if caller is None and status in _UNAUTHENTICATED:
         return
     try:
-        async with request.app.state.sessionmaker() as session:
+        if caller is None:
+            caller = await presented_caller(await db.connection(), request)
             if caller is None:
-                caller = await presented_caller(await session.connection(), request)
-                if caller is None:
-                    return
-            await write_entry(await session.connection(), await build_entry(
-                request, caller, action, requested_at, status, reverted=True))
-            await session.commit()
+                return
+        await write_entry(await db.connection(), await build_entry(
+            request, caller, action, requested_at, status, reverted=True))
+        await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")
