@@ -53,3 +53,20 @@ async def drop_pg_database(base_url: str, url: str) -> None:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await conn.close()
+
+
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def redis_url() -> str:
+    """The Redis of the limiters' tests: skipped when absent, required under CI=true."""
+    url = os.environ.get("CLOUDADMIN_TEST_REDIS_URL", "") or DEFAULT_REDIS
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), 1):
+            return url
+    except OSError:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is required under CI=true but {parts.hostname}:{parts.port} "
+                        "does not answer", pytrace=False)
+        pytest.skip("Redis is not reachable (set CLOUDADMIN_TEST_REDIS_URL)")

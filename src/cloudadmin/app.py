@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
 from cloudadmin import __version__
+from cloudadmin.auth.throttle import Throttle
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
 from cloudadmin.config import Settings, get_settings
@@ -27,12 +28,14 @@ from cloudadmin.db.engine import (
     create_sessionmaker,
 )
 from cloudadmin.errors import ApiError, ServiceUnavailable
+from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
+from cloudadmin.web.proxies import TrustedProxyMiddleware
 from cloudadmin.web.turns import Turns
 
 API_ROUTERS = [*iam_routers, *billing_routers, *cloud_routers]
@@ -93,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
+        await app.state.throttle.close()
         await app.state.engine.dispose()
 
     app = FastAPI(
@@ -107,8 +111,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.read_engine = autocommit_engine(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
+    app.state.throttle = Throttle.from_settings(settings)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
     app.state.outbound = Outbound.from_settings(settings)
+    images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)
     for router in API_ROUTERS:
@@ -126,6 +132,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         json_limit=settings.max_json_body_bytes,
         upload_limit=settings.max_upload_body_bytes,
     )
+    app.add_middleware(TrustedProxyMiddleware, trusted=settings.trusted_proxies)  # outermost
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -80,7 +80,8 @@ def serve(
         port=port,
         workers=workers,
         log_config=log_config(settings),
-        proxy_headers=True,
+        # The app decides which X-Forwarded-For to believe (web/proxies.py).
+        proxy_headers=False,
     )
 
 

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     key_rate_limit: str | None = None
     # Shared state of the limiters (redis://host:port/db); in process memory when unset.
     redis_url: str | None = None
+    # Prefix of the limiters' Redis keys: deployments sharing one Redis keep apart.
+    limits_key_prefix: str = "cloudadmin"
     # Peers whose X-Forwarded-For is honoured (CIDRs or addresses); none by default.
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Destinations the service may connect to (brokers, mail servers, webhooks) although
@@ -75,8 +77,10 @@ class Settings(BaseSettings):
     outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Seconds to reach a broker or mail server (resolve, connect, handshake).
     outbound_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
-    # Largest image accepted (width x height), checked from headers before decoding.
-    max_image_pixels: int = Field(default=4096 * 4096, ge=1)
+    # Largest image accepted (width x height), checked from headers before decoding; also
+    # Pillow's own MAX_IMAGE_PIXELS. 2048x2048: a logo or favicon never needs more, and a
+    # decoded RGBA image then stays under 16 MiB per upload (4096x4096 would be 64 MiB).
+    max_image_pixels: int = Field(default=2048 * 2048, ge=1)
     # Hours an Idempotency-Key and its answer are kept.
     idempotency_ttl_hours: float = Field(default=24, gt=0)
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cloudadmin.config import LogFormat, Settings
+from cloudadmin.kit.redact import redact_query
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
@@ -26,6 +27,20 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
+class RedactAccessQuery(logging.Filter):
+    """Masks secret query parameters (``?password=``) in uvicorn's access log lines, as
+    the activity log does (kit/redact.py). uvicorn logs ``(client, method, path with
+    query, HTTP version, status)``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            path, sep, query = args[2].partition("?")
+            if sep:
+                record.args = (*args[:2], f"{path}?{redact_query(query)}", *args[3:])
+        return True
+
+
 def log_config(settings: Settings) -> dict[str, Any]:
     """A logging dictConfig shared by the CLI and uvicorn (so its logs match ours)."""
     formatter: dict[str, Any]
@@ -38,6 +53,7 @@ def log_config(settings: Settings) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"default": formatter},
+        "filters": {"redact_query": {"()": "cloudadmin.logs.RedactAccessQuery"}},
         "handlers": {
             "default": {"class": "logging.StreamHandler", "formatter": "default",
                         "stream": "ext://sys.stderr"},
@@ -45,7 +61,7 @@ def log_config(settings: Settings) -> dict[str, Any]:
         "root": {"handlers": ["default"], "level": level},
         "loggers": {
             "uvicorn": {"level": level},
-            "uvicorn.access": {"level": level},
+            "uvicorn.access": {"level": level, "filters": ["redact_query"]},
         },
     }
 

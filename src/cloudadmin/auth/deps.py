@@ -11,7 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.service import RefusedKnownKey, authenticate
-from cloudadmin.events.mail import note_failed_login
+from cloudadmin.db.types import utcnow
+from cloudadmin.errors import TokenNotValid
+from cloudadmin.events.mail import note_failed_login, notice_due
 from cloudadmin.events.user_actions import Actor
 
 # Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
@@ -42,21 +44,29 @@ Connection = Annotated[AsyncConnection, Depends(get_connection)]
 
 async def get_caller(
     request: Request,
-    conn: Connection,
     authorization: Annotated[str | None, Depends(_api_key_header)] = None,
 ) -> Caller:
+    throttle = request.app.state.throttle
+    db = request.state.db
     try:
-        caller = await authenticate(conn, parse_authorization(authorization))
-    except RefusedKnownKey as refused:
-        # Let go of the request's transaction (SQLite: its write lock) before the
-        # notice is queued in a transaction of its own; the 401 then goes out.
-        await request.state.db.rollback()
-        await note_failed_login(
-            request.app.state.sessionmaker, key_id=refused.key_id,
-            account_id=refused.account_id,
-            source_ip=request.client.host if request.client else "",
-        )
+        presented = parse_authorization(authorization)  # no database work for a bad header
+        caller = await authenticate(await db.connection(), presented)
+    except TokenNotValid as refused:
+        # Let go of the request's connection (and its transaction, SQLite's write lock)
+        # first: the notice below takes a connection of its own, and a request holding
+        # two could wait for a pool whose every connection is held by such requests.
+        await db.release()
+        await throttle.failed(request)
+        # The lookup told when the key was last noticed: most refusals of a flood end
+        # here, without a transaction of their own (at most one per key per interval).
+        if isinstance(refused, RefusedKnownKey) and notice_due(refused.noticed_at, utcnow()):
+            await note_failed_login(
+                request.app.state.sessionmaker, key_id=refused.key_id,
+                account_id=refused.account_id,
+                source_ip=request.client.host if request.client else "",
+            )
         raise
+    await throttle.count(caller.key_id)
     request.state.caller = caller
     return caller
 

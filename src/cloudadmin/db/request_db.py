@@ -25,6 +25,10 @@ class RequestDatabase(Protocol):
 
     async def rollback(self) -> None: ...
 
+    async def release(self) -> None:
+        """Give the connection back to the pool now (its transaction rolled back); a
+        later use checks one out again. A request holds one pooled connection at most."""
+
     async def close(self) -> None: ...
 
 
@@ -45,6 +49,9 @@ class ChangeDatabase:
 
     async def rollback(self) -> None:
         await self._session.rollback()
+
+    async def release(self) -> None:
+        await self._session.close()  # the session may be used again
 
     async def close(self) -> None:
         await self._session.close()
@@ -79,10 +86,15 @@ class ReadDatabase:
         if self._session is not None:
             await self._session.rollback()
 
+    async def release(self) -> None:
+        await self.close()
+
     async def close(self) -> None:
+        session, conn = self._session, self._conn
+        self._session = self._conn = None
         try:
-            if self._session is not None:
-                await self._session.close()
+            if session is not None:
+                await session.close()
         finally:
-            if self._conn is not None:
-                await self._conn.close()
+            if conn is not None:
+                await conn.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from datetime import timedelta
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 import aiosmtplib
@@ -107,16 +107,24 @@ async def enqueue_deletion_request(session: AsyncSession, account: Client, user_
     )
 
 
+def notice_due(last_sent_at: datetime | None, now: datetime) -> bool:
+    """Whether a failed-login mail may be queued for a key last noticed then."""
+    return last_sent_at is None or last_sent_at <= now - FAILED_LOGIN_INTERVAL
+
+
 async def note_failed_login(
     sessions: async_sessionmaker[AsyncSession], *, key_id: int, account_id: int, source_ip: str
 ) -> None:
     """Queues a failed-login mail for the key's account, at most once per key per
-    10 minutes (the limit is kept in the database, so it holds across processes)."""
+    10 minutes (the limit is kept in the database, so it holds across processes).
+
+    The caller must hold no pooled connection (auth/deps.py lets go of the request's
+    first): this opens one of its own."""
     now = utcnow()
     try:
         async with sessions() as session, session.begin():
             notice = await session.get(FailedLoginNotice, key_id, with_for_update=True)
-            if notice is not None and notice.last_sent_at > now - FAILED_LOGIN_INTERVAL:
+            if notice is not None and not notice_due(notice.last_sent_at, now):
                 return
             account = await session.get(Client, account_id)
             reseller_id = reseller_of(account) if account is not None else None

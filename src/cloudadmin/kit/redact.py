@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 MASK = "***"
 SECRET_KEY_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|^key$)", re.I)
@@ -76,3 +77,14 @@ def redact(value: Any) -> Any:
         return mask_url_password(value)
     return value
 
+
+
+def redact_query(query: str) -> str:
+    """A raw query string with the value of every secret parameter masked
+    (``?password=x&a=1`` -> ``password=***&a=1``); unchanged when it names none."""
+    if not query:
+        return ""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(SECRET_KEY_NAMES.search(k) for k, _ in pairs):
+        return query
+    return urlencode([(k, MASK if SECRET_KEY_NAMES.search(k) else v) for k, v in pairs])

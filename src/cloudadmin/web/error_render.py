@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi.exceptions import RequestValidationError
@@ -54,7 +55,8 @@ def render(request: Request, error: ApiError) -> JSONResponse:
     )
 
 
-def _field_name(loc: tuple[Any, ...]) -> str:
+def field_name(loc: tuple[Any, ...]) -> str:
+    """``("body", "items", 0, "name")`` -> ``items.0.name``: how errors name a field."""
     parts = list(loc)
     if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
         parts = parts[1:]
@@ -73,11 +75,35 @@ def from_validation_error(exc: RequestValidationError) -> ApiError:
         if err.get("type") == "json_invalid":
             detail = (err.get("ctx") or {}).get("error", "invalid JSON")
             return ParseError(f"JSON parse error - {detail}")
-        name = _field_name(tuple(err.get("loc", ())))
+        name = field_name(tuple(err.get("loc", ())))
         if err.get("type") == "missing" and name == "non_field_errors":
             name = "body"
         fields.setdefault(name, []).append(_message(err))
     return ValidationError(fields=fields)
+
+
+# A value the database refused as data, not as a fault of ours: PostgreSQL's SQLSTATEs
+# string too long, numeric out of range, invalid byte sequence, untranslatable
+# character; asyncpg's refusal to encode a bind value ("invalid input for query
+# argument $1: ... out of int32 range"); SQLite's integer overflow and the UTF-8 encoder
+# meeting a surrogate. The request checks (text_guard, kit/ints.py) should catch them all
+# first: this net turns one that slipped through into a 400 instead of a 500.
+_DATA_SQLSTATES = {"22001", "22003", "22021", "22P05"}
+_UNSTORABLE_MESSAGES = re.compile(
+    r"invalid input for query argument|too large to convert to SQLite|surrogates not allowed"
+)
+UNSTORABLE_VALUE = ("A value in the request is out of range or holds characters that "
+                    "cannot be stored.")
+
+
+def _is_unstorable_value(exc: BaseException) -> bool:
+    if isinstance(exc, DBAPIError):
+        if getattr(exc.orig, "sqlstate", None) in _DATA_SQLSTATES:
+            return True
+        return bool(_UNSTORABLE_MESSAGES.search(str(exc.orig)))
+    if isinstance(exc, (OverflowError, UnicodeEncodeError)):
+        return bool(_UNSTORABLE_MESSAGES.search(str(exc)))
+    return False
 
 
 def to_api_error(exc: BaseException) -> ApiError:
@@ -101,6 +127,9 @@ def to_api_error(exc: BaseException) -> ApiError:
     if isinstance(exc, IntegrityError):
         # A uniqueness race lost to a concurrent writer (checks ran before the write).
         return Conflict("The change conflicts with existing data.")
+    if _is_unstorable_value(exc):
+        log.warning("the database refused a value of the request: %s", exc)
+        return ValidationError(UNSTORABLE_VALUE)
     if isinstance(exc, PoolTimeoutError):  # every pooled connection busy for too long
         return ServiceUnavailable("The database is busy.")
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:

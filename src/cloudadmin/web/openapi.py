@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cloudadmin.web import idempotency
+
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["exception_class", "message", "request_id"],
@@ -29,6 +31,8 @@ _ERRORS = {
     "401": "Missing or invalid API key",
     "403": "The caller's role forbids the operation",
     "404": "No such resource (or another tenant's)",
+    "429": "Throttled: too many failed authentications from the address, or requests "
+           "with the key; see Retry-After",
 }
 
 
@@ -46,4 +50,6 @@ def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
             responses.pop("422", None)
             for code, text in _ERRORS.items():
                 responses.setdefault(code, {"description": text, **ref})
-    return schema
+            if "requestBody" in op:
+                responses.setdefault("408", {"description": "The body came too slowly", **ref})
+    return idempotency.document(schema)

@@ -3,20 +3,24 @@ create_read_sessionmaker); every authenticated request is logged."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from cloudadmin.auth.deps import get_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
-from cloudadmin.errors import UnsupportedMediaType
-from cloudadmin.iam.activity_log.recorder import build_entry, write_entry
+from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
+from cloudadmin.iam.activity_log.recorder import build_entry, presented_caller, write_entry
+from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
 
@@ -46,6 +50,10 @@ def _check_content_type(request: Request, kind: str | None) -> None:
         raise UnsupportedMediaType("Upload must be sent as multipart/form-data.")
 
 
+def _authenticates(dependant: Any) -> bool:
+    return any(d.call is get_caller or _authenticates(d) for d in dependant.dependencies)
+
+
 class _DeadConnection(Exception):
     """The request's pooled database connection was found closed."""
 
@@ -59,6 +67,8 @@ class ApiRoute(APIRoute):
         handle = super().get_route_handler()
         body_kind = _body_kind(self)
         action = self.name
+        # Its requests are logged, even one refused before its key was checked.
+        logged = _authenticates(self.dependant)
         # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
         reads = (self.methods or set()) <= {"GET", "HEAD"}
 
@@ -69,6 +79,16 @@ class ApiRoute(APIRoute):
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
+            # Before a turn and a connection are taken: a throttled caller, or a body
+            # that trickles in, must not hold what every request waits for.
+            try:
+                await request.app.state.throttle.admit(request)
+                if body_kind is not None and request.method in _BODY_METHODS:
+                    await _read_body(request, request.app.state.settings.body_timeout_seconds)
+            except ClientDisconnect:
+                return Response(status_code=400)  # nobody is left to read an answer
+            except Exception as exc:
+                return render_exception(request, exc)
             try:
                 return await attempt(request, requested_at, retry_dead_connection=reads)
             except _DeadConnection:
@@ -94,8 +114,12 @@ class ApiRoute(APIRoute):
         ) -> Response:
             request.state.db = db
             try:
+                # Inside the turn, so that a refusal of a valid key's request is logged.
                 _check_content_type(request, body_kind)
+                await check_request_text(request, json_body=body_kind == "json")
                 response = await handle(request)
+            except idempotency.Replay as replay:  # a repeated Idempotency-Key
+                response = replay.response
             except Exception as exc:
                 if retry_dead_connection and _is_dead_connection(exc):
                     raise _DeadConnection from exc
@@ -104,6 +128,8 @@ class ApiRoute(APIRoute):
             committed = False
             if response.status_code < 400:
                 try:
+                    # The answer of an Idempotency-Key rides in the same transaction.
+                    await idempotency.record(request, db, response)
                     if caller is not None:
                         # The log row rides in the request's own transaction.
                         await write_entry(await db.connection(), await build_entry(
@@ -115,22 +141,47 @@ class ApiRoute(APIRoute):
                     response = render_exception(request, exc)
             if not committed:
                 await db.rollback()
-                if caller is not None:
-                    await _log_reverted(request, caller, action, requested_at,
+                await idempotency.release(request, db)
+                if caller is not None or logged:
+                    await _log_reverted(db, request, caller, action, requested_at,
                                         response.status_code)
             return response
 
         return transactional_handler
 
 
-async def _log_reverted(
-    request: Request, caller: Any, action: str, requested_at: Any, status: int
-) -> None:
-    """Record a failed request after its rollback, in a transaction of its own."""
+# Refusals of the key itself: nobody to log the request for.
+_UNAUTHENTICATED = {401, 429}
+
+
+async def _read_body(request: Request, seconds: float) -> None:
+    """Reads the whole body (FastAPI then parses it from memory), or 408 when it has
+    not arrived within ``seconds``."""
     try:
-        async with request.app.state.sessionmaker() as session:
-            await write_entry(await session.connection(), await build_entry(
-                request, caller, action, requested_at, status, reverted=True))
-            await session.commit()
+        async with asyncio.timeout(seconds):
+            await request.body()
+    except TimeoutError:
+        # The rest of the body may still come: the connection cannot be reused.
+        raise RequestTimeout(headers={"Connection": "close"}) from None
+
+
+async def _log_reverted(
+    db: RequestDatabase, request: Request, caller: Any, action: str, requested_at: Any,
+    status: int,
+) -> None:
+    """Record a failed request after its rollback, in a transaction of its own on the
+    request's own connection: a second pooled connection could wait for a pool whose
+    every connection is held by requests doing the same. One refused before its key was
+    checked is logged if that key is valid."""
+    if caller is None and status in _UNAUTHENTICATED:
+        return
+    try:
+        if caller is None:
+            caller = await presented_caller(await db.connection(), request)
+            if caller is None:
+                return
+        await write_entry(await db.connection(), await build_entry(
+            request, caller, action, requested_at, status, reverted=True))
+        await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")

@@ -17,6 +17,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
 from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["User actions: AMQP subscriptions"])
@@ -39,6 +40,7 @@ def _outbound(request: Request) -> Outbound:
     status_code=204,
     response_class=Response,
     name="subscribe_amqp",
+    dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
     description="Creates the caller's account's subscription (one per account). "
     "Administrators of the account; operators (for their own account).",

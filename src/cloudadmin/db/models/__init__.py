@@ -18,6 +18,7 @@ from cloudadmin.db.models.events import (
     MailMessage,
     UserActionEvent,
 )
+from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 
@@ -33,6 +34,7 @@ __all__ = [
     "EventDelivery",
     "FailedLoginNotice",
     "Group",
+    "IdempotencyKey",
     "LifecyclePolicy",
     "MailMessage",
     "Listener",

@@ -10,6 +10,7 @@ from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.iam.activity_log import service
 from cloudadmin.iam.activity_log.repository import LogFilter
 from cloudadmin.iam.activity_log.schemas import ActivityLogPage
+from cloudadmin.kit.ints import Id32Filter, PageOffset
 from cloudadmin.kit.params import InstantQuery
 from cloudadmin.web.route import ApiRoute
 
@@ -27,17 +28,17 @@ async def list_requests(
     session: Session,
     caller: CurrentCaller,
     limit: Annotated[int, Query(ge=1, le=1000)] = 25,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[PageOffset, Query()] = 0,
     method: Annotated[str | None, Query(pattern=r"^[A-Za-z]{1,10}$")] = None,
     path: Annotated[str | None, Query(max_length=2048)] = None,
     status_code: Annotated[
         str | None, Query(pattern=r"^[1-5][0-9]{0,2}$", description="Prefix: 4, 40 or 404.")
     ] = None,
     remote_ip_address: Annotated[str | None, Query(max_length=45)] = None,
-    user_id: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
-    token_id: Annotated[int | None, Query(ge=0, le=2**31 - 1)] = None,
+    user_id: Annotated[Id32Filter | None, Query()] = None,
+    token_id: Annotated[Id32Filter | None, Query()] = None,
     client_id: Annotated[
-        int | None, Query(ge=0, le=2**31 - 1, description="Operators only: one account.")
+        Id32Filter | None, Query(description="Operators only: one account.")
     ] = None,
     min_requested_at: InstantQuery = None,
     max_requested_at: InstantQuery = None,

@@ -1,21 +1,25 @@
-"""Builds the activity log row of one request, secrets redacted."""
+"""Builds the activity log row of one request, secrets redacted, every text storable
+(activity-log.md, "What is stored of hostile input")."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 from sqlalchemy import bindparam, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
+from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.service import authenticate
 from cloudadmin.db import driver
 from cloudadmin.db.models import ActivityLogEntry
-from cloudadmin.kit.redact import MASK, SECRET_KEY_NAMES, redact
+from cloudadmin.errors import ApiError
+from cloudadmin.kit.redact import redact, redact_query
+from cloudadmin.kit.storable import json_escape_surrogates, storable
 
 MAX_DATA_CHARS = 65_536
 
@@ -30,7 +34,7 @@ async def _body_text(request: Request) -> str:
                                "size": value.size}
             else:
                 parts[name] = value
-        return json.dumps(redact(parts), ensure_ascii=False)
+        return _json_text(parts)
     raw = getattr(request, "_body", None)  # only what the handler read; never read here
     if not raw:
         return ""
@@ -38,17 +42,28 @@ async def _body_text(request: Request) -> str:
         decoded = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return f"<unparsable body of {len(raw)} bytes>"
-    return json.dumps(redact(decoded), ensure_ascii=False)[:MAX_DATA_CHARS]
+    return _json_text(decoded)[:MAX_DATA_CHARS]
+
+
+def _json_text(value: Any) -> str:
+    # NUL comes out of json.dumps as the escape \u0000, a lone surrogate as itself.
+    return json_escape_surrogates(json.dumps(redact(value), ensure_ascii=False))
 
 
 def _query_text(request: Request) -> str:
-    query = request.url.query
-    if not query:
-        return ""
-    pairs = parse_qsl(query, keep_blank_values=True)
-    if not any(SECRET_KEY_NAMES.search(k) for k, _ in pairs):
-        return query
-    return urlencode([(k, MASK if SECRET_KEY_NAMES.search(k) else v) for k, v in pairs])
+    # The raw bytes, not request.url: a query string need not be UTF-8.
+    query = request.scope.get("query_string", b"").decode("utf-8", "replace")
+    return storable(redact_query(query))
+
+
+async def presented_caller(conn: AsyncConnection, request: Request) -> Caller | None:
+    """The caller of a request refused before its key was checked (a body that does not
+    parse, text the database cannot store), if the key it presents is valid: such a
+    request is logged like any other."""
+    try:
+        return await authenticate(conn, parse_authorization(request.headers.get("authorization")))
+    except ApiError:
+        return None
 
 
 async def build_entry(
@@ -69,9 +84,9 @@ async def build_entry(
         token_id=caller.key_id,
         user_id=caller.user_id,
         requested_at=requested_at,
-        path=request.url.path[:2048],
-        remote_ip_address=request.client.host if request.client else "",
-        host=request.headers.get("host", "")[:255],
+        path=storable(request.scope["path"])[:2048],
+        remote_ip_address=storable(request.client.host if request.client else "")[:45],
+        host=storable(request.headers.get("host", ""))[:255],
         method=request.method,
         query_params=_query_text(request),
         status_code=status_code,

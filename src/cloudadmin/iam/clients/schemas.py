@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
+from cloudadmin.kit.ints import Id32
+
 AccountStatus = Literal[
     "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
 ]
@@ -19,7 +21,7 @@ CompanyName = Annotated[
 ]
 Text255 = Annotated[str, StringConstraints(max_length=255)]
 PhoneText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=50)]
-AccountId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+AccountId = Id32
 
 
 class GroupOut(BaseModel):

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
+from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
@@ -17,7 +18,7 @@ SellerId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/iam/admin/sellers", response_model=Seller, name="create_seller",
-             summary="Create a seller")
+             summary="Create a seller", dependencies=[IDEMPOTENT])
 async def create_seller(body: SellerWrite, session: Session, actor: CurrentActor) -> Seller:
     return await service.create(session, actor, body)
 

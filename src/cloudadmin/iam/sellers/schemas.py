@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
+from cloudadmin.kit.ints import Id32
+
 SellerEmail = Annotated[EmailStr, Field(max_length=150)]
 FullName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Phone = Annotated[str, Field(max_length=30, pattern=r"^[a-z0-9+\-()#, *]*$")]
@@ -19,7 +21,7 @@ class SellerWrite(BaseModel):
     email: SellerEmail
     full_name: FullName
     phone: Phone | None = None
-    reseller: int | None = Field(
+    reseller: Id32 | None = Field(
         default=None,
         description="Operators only: the reseller account that owns a new seller "
         "(defaults to the operator's own account when that is a reseller).",

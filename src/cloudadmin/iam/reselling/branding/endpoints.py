@@ -10,7 +10,7 @@ from fastapi.responses import FileResponse
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
-from cloudadmin.iam.reselling.branding import blobs, images, service
+from cloudadmin.iam.reselling.branding import blobs, images, service, serving
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings, BrandingWrite
 from cloudadmin.web.route import ApiRoute
 
@@ -56,7 +56,7 @@ async def _read(part: str, upload: UploadFile | None) -> bytes | None:
 @router.post(
     "/iam/reselling/settings/upload", response_model=BrandingSettings,
     name="upload_branding_files", summary="Upload logo and favicon",
-    description="multipart/form-data with a `logo` part (PNG, JPEG or SVG without scripts, "
+    description="multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, "
     "smaller than 4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files "
     "are checked by their content; their URLs appear as `publicSettings.logo` and "
     "`publicSettings.favicon`.",
@@ -71,13 +71,16 @@ async def upload_files(
     files = {part: data for part, data in
              (("logo", await _read("logo", logo)), ("favicon", await _read("favicon", favicon)))
              if data is not None}
-    return await service.upload(session, actor, files, _directory(request), _url_for(request))
+    return await service.upload(session, actor, files, _directory(request), _url_for(request),
+                                request.app.state.settings.max_image_pixels)
 
 
 @router.get(
     "/iam/reselling/files/{name}", name=FILE_ROUTE, summary="An uploaded logo or favicon",
     description="Public (the control panel shows it before sign-in): names are the "
-    "SHA-256 of the content, served as immutable.",
+    "SHA-256 of the content, served as immutable. An SVG is sent as a download "
+    "(`Content-Disposition: attachment`) unless requested as an image (`Sec-Fetch-Dest: "
+    "image`, or an `Accept` preferring `image/svg+xml` to `text/html`).",
     response_class=FileResponse,
     responses={200: {"content": {"image/png": {}, "image/jpeg": {}, "image/svg+xml": {},
                                  "image/x-icon": {}}}},
@@ -86,11 +89,6 @@ async def get_file(request: Request, name: str) -> FileResponse:
     path = blobs.path_of(_directory(request), name)
     if path is None:
         raise NotFound("File not found.")
-    headers = {
-        "Cache-Control": "public, max-age=31536000, immutable",
-        "X-Content-Type-Options": "nosniff",
-        # An SVG opened on its own must not run anything, whatever it holds.
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
-    }
     media_type = blobs.MEDIA_TYPES[name.rsplit(".", 1)[1]]
+    headers = serving.file_headers(name, media_type, request.headers)
     return FileResponse(path, media_type=media_type, headers=headers)

@@ -135,6 +135,7 @@ async def upload(
     files: dict[str, bytes],
     directory: Path,
     url_for: UrlFor,
+    max_pixels: int,
 ) -> BrandingSettings:
     """Checks every part first, then stores them; the row points at the stored files."""
     reseller = await own_reseller(session, actor.caller)
@@ -144,7 +145,8 @@ async def upload(
             "favicon": ["Upload a logo, a favicon or both."],
         })
     checks = {"logo": images.check_logo, "favicon": images.check_favicon}
-    checked = {part: await asyncio.to_thread(checks[part], data) for part, data in files.items()}
+    checked = {part: await asyncio.to_thread(checks[part], data, max_pixels)
+               for part, data in files.items()}
     branding = await repository.get_or_add(session, reseller.id)
     changes: dict[str, Any] = {}
     for part, image in checked.items():

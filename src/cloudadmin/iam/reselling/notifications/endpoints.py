@@ -14,12 +14,14 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPage,
     NotificationSettingPatch,
 )
+from cloudadmin.kit.ints import Id32, PageOffset
+from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Notification settings"])
 
-ResellerId = Annotated[int, Path(ge=1, le=2**31 - 1)]
-SettingId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+ResellerId = Annotated[Id32, Path()]
+SettingId = Annotated[Id32, Path()]
 BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
 
@@ -33,7 +35,7 @@ async def list_settings(
     caller: CurrentCaller,
     limit: Annotated[int | None, Query(ge=1, le=1000, description="Page size; without it "
                                        "every setting is returned.")] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[PageOffset, Query()] = 0,
     ordering: Annotated[list[str] | None, Query(
         description="Fields id, reseller, notification_type, email, enabled; a leading "
         "minus means descending; comma separated or repeated. Ties are broken by id.",
@@ -44,7 +46,8 @@ async def list_settings(
 
 
 @router.post(BASE, response_model=NotificationSetting, status_code=201,
-             name="create_notification_setting", summary="Create a notification setting")
+             name="create_notification_setting", summary="Create a notification setting",
+             dependencies=[IDEMPOTENT])
 async def create_setting(
     resellerId: ResellerId, body: NotificationSettingCreate, session: Session,  # noqa: N803
     actor: CurrentActor,

@@ -1,0 +1,66 @@
+"""access.md, "Refusals take the same time": an unknown key id and a wrong secret do the
+same work, so that the time of a 401 does not tell whether a key id exists."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.app import create_app
+from cloudadmin.config import Settings
+from tests.factories import Landscape, landscape
+
+URL = "/cloud/v1/users"
+ROUNDS = 150
+
+
+@pytest.fixture
+async def unthrottled(app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI]:
+    """The app with a failure limit no test reaches: every refusal is timed, none is
+    answered 429."""
+    application = create_app(settings.model_copy(
+        update={"auth_failure_limit": "1000000/minute"}))
+    yield application
+    await application.state.engine.dispose()
+
+
+async def timed(client: httpx.AsyncClient, authorization: str) -> float:
+    started = time.perf_counter()
+    r = await client.get(URL, headers={"Authorization": authorization})
+    elapsed = time.perf_counter() - started
+    assert r.status_code == 401, r.text
+    return elapsed
+
+
+class TestRefusalTiming:
+    async def test_unknown_id_and_wrong_secret_take_the_same_time(
+        self, unthrottled: FastAPI, session: AsyncSession
+    ):
+        ls: Landscape = await landscape(session)
+        await session.close()
+        # A known key of an account with a reseller: its refusals are worth a notice.
+        known = f"apikey {ls.client_admin.split('_')[0]}_wrong-secret"
+        unknown = "apikey 424242_wrong-secret"
+        times: dict[str, list[float]] = {known: [], unknown: []}
+        transport = httpx.ASGITransport(app=unthrottled, client=("198.51.100.5", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            for authorization in (known, unknown) * 10:  # warm up both paths
+                await timed(client, authorization)
+            order = random.Random(13)
+            for _ in range(ROUNDS):  # interleaved: both see the same machine load
+                pair = [known, unknown]
+                order.shuffle(pair)
+                for authorization in pair:
+                    times[authorization].append(await timed(client, authorization))
+        wrong_ms = statistics.median(times[known]) * 1000
+        unknown_ms = statistics.median(times[unknown]) * 1000
+        print(f"\nmedian refusal: unknown id {unknown_ms:.2f} ms, wrong secret {wrong_ms:.2f} ms")
+        assert max(wrong_ms, unknown_ms) / min(wrong_ms, unknown_ms) < 1.3, (
+            unknown_ms, wrong_ms)

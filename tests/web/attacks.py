@@ -1,0 +1,168 @@
+"""Bounded attacks on a real `cloudadmin serve` over loopback, and a legitimate caller
+timed beside them (tests/web/test_attacks.py, bench/auth_timing.py).
+
+Attackers connect from 127.0.0.2-127.0.0.5, the legitimate caller from 127.0.0.1, so
+that the service tells them apart by address as it would tell apart machines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ATTACKERS = ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")
+LEGITIMATE = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def served(env: dict[str, str], log: Path, *, demo: bool = False) -> Iterator[str]:
+    """`cloudadmin serve` on a free loopback port with ``env``, its output in ``log``
+    (``demo``: the demo landscape loaded, its keys printed); yields its base URL."""
+    port = free_port()
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1",
+             "--port", str(port), *(["--demo"] if demo else [])],
+            env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{log.read_text()}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@dataclass
+class Timings:
+    """The legitimate caller's answers: (seconds, status) each."""
+
+    answers: list[tuple[float, int | str]] = field(default_factory=list)
+
+    @property
+    def worst(self) -> float:
+        return max(seconds for seconds, _ in self.answers)
+
+    @property
+    def statuses(self) -> Counter[int | str]:
+        return Counter(status for _, status in self.answers)
+
+
+async def legitimate(
+    base: str, seconds: float, call: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    *, timeout: float = 10.0, pause: float = 0.1,
+) -> Timings:
+    """Calls ``call`` again and again for ``seconds``, timing each answer; an answer
+    that does not come within ``timeout`` counts as that long, status "timeout"."""
+    timings = Timings()
+    transport = httpx.AsyncHTTPTransport(local_address=LEGITIMATE)
+    async with httpx.AsyncClient(transport=transport, base_url=base, timeout=timeout) as c:
+        end = time.monotonic() + seconds
+        n = 0
+        while time.monotonic() < end:
+            n += 1
+            started = time.monotonic()
+            status: int | str
+            try:
+                status = (await call(c, n)).status_code
+            except httpx.TimeoutException:
+                status = "timeout"
+            timings.answers.append((time.monotonic() - started, status))
+            await asyncio.sleep(pause)
+    return timings
+
+
+async def flood(base: str, seconds: float, path: str, authorization: str,
+                loops: int = 12) -> Counter[int | str]:
+    """``loops`` concurrent callers from the attackers' addresses sending GET ``path``
+    with ``authorization`` as fast as they are answered; the statuses they got."""
+    statuses: Counter[int | str] = Counter()
+    end = time.monotonic() + seconds
+
+    async def loop(n: int) -> None:
+        transport = httpx.AsyncHTTPTransport(local_address=ATTACKERS[n % len(ATTACKERS)])
+        async with httpx.AsyncClient(transport=transport, base_url=base, timeout=60) as c:
+            while time.monotonic() < end:
+                try:
+                    r = await c.get(path, headers={"Authorization": authorization})
+                    statuses[r.status_code] += 1
+                except httpx.TransportError:
+                    statuses["transport error"] += 1
+
+    await asyncio.gather(*(loop(n) for n in range(loops)))
+    return statuses
+
+
+async def trickle(base: str, seconds: float, path: str, authorization: str,
+                  connections: int = 10, every: float = 2.0) -> Counter[int | str]:
+    """``connections`` raw connections from the attackers' addresses each sending a
+    POST ``path`` that announces 1000 bytes of JSON body and sends one every ``every``
+    seconds; a connection answered or closed opens again. The statuses they got."""
+    port = int(base.rsplit(":", 1)[1])
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Authorization: {authorization}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 1000\r\n\r\n").encode()
+    statuses: Counter[int | str] = Counter()
+    end = time.monotonic() + seconds
+
+    async def one(n: int) -> None:
+        while time.monotonic() < end:
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", port, local_addr=(ATTACKERS[n % len(ATTACKERS)], 0))
+            answer = asyncio.ensure_future(reader.read(64))
+            try:
+                writer.write(head)
+                while not answer.done() and time.monotonic() < end:
+                    writer.write(b" ")  # JSON whitespace, one byte at a time
+                    await writer.drain()
+                    await asyncio.wait([answer], timeout=min(every, end - time.monotonic()))
+                if answer.done():
+                    line = answer.result().split(b"\r\n", 1)[0].split()
+                    statuses[int(line[1]) if len(line) > 1 else "closed"] += 1
+            except ConnectionError:
+                statuses["reset"] += 1
+            finally:
+                answer.cancel()
+                writer.close()
+
+    await asyncio.gather(*(one(n) for n in range(connections)))
+    return statuses
+
+
+async def beside(
+    attack: Callable[[], Coroutine[Any, Any, Counter[int | str]]],
+    legit: Callable[[], Awaitable[Timings]],
+) -> tuple[Counter[int | str], Timings]:
+    """Runs the attack on an event loop of its own (a thread), so that the legitimate
+    caller's timings are not the attackers' own loop being busy."""
+    attacked = asyncio.create_task(asyncio.to_thread(lambda: asyncio.run(attack())))
+    await asyncio.sleep(0.5)  # the attack is under way
+    timings = await legit()
+    return await attacked, timings
