@@ -45,11 +45,14 @@ from cloudadmin.kit.crypto import hash_api_secret  # noqa: E402
 
 RABBIT = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 SECRET_KEY = "bench-events"
+# The local RabbitMQ is on loopback, which the service refuses by default.
+OUTBOUND_ALLOW = "127.0.0.0/8,::1"
 
 
 async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
     await asyncio.to_thread(upgrade, url)
-    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp))
+    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp,
+                              outbound_allow=OUTBOUND_ALLOW.split(",")))
     connection = await aio_pika.connect_robust(RABBIT)
     channel = await connection.channel()
     queue = await channel.declare_queue(exclusive=True)
@@ -87,7 +90,7 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
     await queue.consume(on_message, no_ack=True)
     env = {**os.environ, "CLOUDADMIN_DATABASE_URL": url, "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
            "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.05",
-           "CLOUDADMIN_LOG_LEVEL": "WARNING"}
+           "CLOUDADMIN_LOG_LEVEL": "WARNING", "CLOUDADMIN_OUTBOUND_ALLOW": OUTBOUND_ALLOW}
     started = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env)  # noqa: ASYNC220
              for _ in range(workers)]
@@ -105,7 +108,8 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
 
 async def patch_latency(url: str, patches: int, tmp: Path, subscribed: bool) -> float:
     await asyncio.to_thread(upgrade, url)
-    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp))
+    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp,
+                              outbound_allow=OUTBOUND_ALLOW.split(",")))
     async with app.state.sessionmaker() as s:
         s.add(Client(id=900, email="r@example.com", company_name="R", client_type="reseller"))
         s.add(User(id=900, email="u@example.com", client_id=900))

@@ -21,6 +21,8 @@ from tests.databases import create_pg_database, drop_pg_database, postgres_base_
 
 # Tables whose rows come from migrations and survive between tests.
 SEEDED = {"groups"}
+# The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
+OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -51,6 +53,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         database_url=database_url,
         secret_key="test-secret-key",
         data_dir=tmp_path / "data",
+        outbound_allow=OUTBOUND_ALLOW,
     )
 
 

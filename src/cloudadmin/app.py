@@ -31,6 +31,7 @@ from cloudadmin.errors import ApiError, ServiceUnavailable
 from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
@@ -72,7 +73,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
-        batch_size=settings.dispatcher_batch_size,
+        batch_size=settings.dispatcher_batch_size, outbound=app.state.outbound,
     )
     stop = asyncio.Event()
     task = asyncio.create_task(dispatcher.run(stop))
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
     app.state.throttle = Throttle.from_settings(settings)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
+    app.state.outbound = Outbound.from_settings(settings)
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -68,6 +69,7 @@ def serve(
     settings.resolved_secret_key()  # fail fast (production) or create it once (embedded)
     _migrate(settings)
     if demo:
+        _allow_loopback_for_demo(settings)
         _load_demo(settings, host, port)
     if settings.prices_file is not None:
         _load_prices(settings, settings.prices_file)
@@ -100,6 +102,23 @@ def _load_prices(settings: Settings, path: Path) -> None:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(f"prices loaded from {path}: {regions} region(s)", err=True)
+
+
+DEMO_OUTBOUND_ALLOW = "127.0.0.0/8,::1"
+
+
+def _allow_loopback_for_demo(settings: Settings) -> None:
+    """The demo's brokers and mail servers are on this machine (a local RabbitMQ, a test
+    SMTP server), which the service refuses by default: unless CLOUDADMIN_OUTBOUND_ALLOW
+    is set, the demo allows loopback."""
+    if settings.outbound_allow:
+        return
+    # The app is built from the settings anew (by uvicorn, in this process or in worker
+    # processes), so the allow-list goes where they are read from.
+    os.environ["CLOUDADMIN_OUTBOUND_ALLOW"] = DEMO_OUTBOUND_ALLOW
+    get_settings.cache_clear()
+    typer.echo(f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
+               f"{DEMO_OUTBOUND_ALLOW})", err=True)
 
 
 def _load_demo(settings: Settings, host: str, port: int) -> None:

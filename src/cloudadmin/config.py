@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     # they are loopback, private, link-local, CGNAT or metadata addresses: CIDRs and
     # host names, comma-separated.
     outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Seconds to reach a broker or mail server (resolve, connect, handshake).
+    outbound_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     # Largest image accepted (width x height), checked from headers before decoding; also
     # Pillow's own MAX_IMAGE_PIXELS. 2048x2048: a logo or favicon never needs more, and a
     # decoded RGBA image then stays under 16 MiB per upload (4096x4096 would be 64 MiB).

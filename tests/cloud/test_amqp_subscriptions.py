@@ -64,12 +64,12 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = await make_subscription(session, cl.ls.client_account.id, CONN)
-        new = "amqp://svc:n3w-pass@10.0.0.5:5672/%2F"
+        new = "amqp://svc:n3w-pass@mq2.example:5672/%2F"
         r = await client.patch(one(sid), json={"connection_string": new,
                                                "receive_child_client_events": True},
                                headers=auth(cl.ls.client_admin))
         assert r.status_code == 200, r.text
-        assert r.json()["connection_string"] == "amqp://svc:***@10.0.0.5:5672/%2F"
+        assert r.json()["connection_string"] == "amqp://svc:***@mq2.example:5672/%2F"
         assert r.json()["receive_child_client_events"] is True
         row = await stored(session, cl.ls.client_account.id)
         assert row is not None
@@ -155,7 +155,7 @@ class TestUpdateSubscription:
 
     @pytest.mark.parametrize(
         "conn", ["amqp://u:p@h:1/v", "amqp://u:p@h:65535/v", "AMQPS://u:p@h.example:5671/v",
-                 "amqp://u:p@[2001:db8::1]:5672/v", "amqp://u:p@host:5672/v?heartbeat=30"],
+                 "amqp://u:p@[2001:4860:4860::8888]:5672/v", "amqp://u:p@host:5672/v?heartbeat=30"],
     )
     async def test_valid_connection_strings(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, conn: str

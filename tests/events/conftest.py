@@ -113,6 +113,7 @@ async def ls(session: AsyncSession) -> Landscape:
 @pytest.fixture
 async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
     """A dispatcher on the test database; tests drive its passes themselves."""
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05)
+    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05,
+                   outbound=app.state.outbound)
     yield d
     await d.brokers.close()

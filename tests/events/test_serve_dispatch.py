@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.cli.test_serve import DOCUMENT, free_port, wait_until_healthy
+from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 
 pytestmark = pytest.mark.slow
@@ -24,7 +25,8 @@ class TestServeDispatches:
         self, inbox: Inbox, rabbit_url: str, tmp_path: Path
     ):
         env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(tmp_path),
-               "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1"}
+               "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
+               "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW)}
         env.pop("CLOUDADMIN_DATABASE_URL", None)
         doc = tmp_path / "landscape.json"
         doc.write_text(json.dumps(DOCUMENT))

@@ -50,7 +50,8 @@ class TestEventsStatus:
                               headers=auth(ls.reseller))
         await client.patch(f"/iam/clients/{ls.client_account.id}", json={"name": "Renamed"},
                            headers=auth(ls.client_admin))
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, lanes=1)
+        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, lanes=1,
+                                outbound=app.state.outbound)
         with caplog.at_level(logging.WARNING, logger="cloudadmin.dispatcher"):
             await dispatch_all(dispatcher)
         await dispatcher.brokers.close()

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
+from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.factories import make_client
@@ -53,6 +54,7 @@ def start_worker(settings: Settings, tmp: Path, name: str, **env: str) -> subpro
         "CLOUDADMIN_DATA_DIR": str(tmp),
         "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
         "CLOUDADMIN_DISPATCHER_LEASE_SECONDS": "6",
+        "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW),
         **env,
     }
     log = (tmp / f"{name}.log").open("w")

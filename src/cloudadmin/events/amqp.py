@@ -5,28 +5,106 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import ssl
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import aio_pika
-from aio_pika.abc import AbstractChannel, AbstractRobustConnection
+import aiormq.exceptions as amqp_errors
+from aio_pika.abc import AbstractChannel, AbstractConnection
+from aiormq.connection import TransportFactory
+from yarl import URL
 
-from cloudadmin.kit.redact import MASK, mask_url_password
+from cloudadmin.kit.outbound import Outbound, OutboundRefused
 
-CONNECT_TIMEOUT = 10.0
+log = logging.getLogger("cloudadmin.amqp")
+
 CONFIRM_TIMEOUT = 15.0
+
+# One reason per kind of failure, never the broker's or the network's own words: a
+# closed port, a filtered one and one that never answers all read "could not connect",
+# so the answers do not map the network behind the broker.
+COULD_NOT_CONNECT = "Could not connect to the broker."
+AUTHENTICATION_FAILED = "The broker refused the user name or password."
+TLS_FAILED = "The TLS handshake with the broker failed."
+VHOST_REFUSED = "The virtual host does not exist or the user may not use it."
+EXCHANGE_NOT_FOUND = "The exchange does not exist."
+ACCESS_REFUSED = "The broker refused access to the exchange."
+NOT_CONFIRMED = "The broker did not confirm the message in time."
+REFUSED_MESSAGE = "The broker refused the message."
 
 
 class PublishError(Exception):
-    """The broker could not be reached or refused a message (password masked)."""
+    """The broker could not be reached or refused a message; ``str()`` is one of the
+    reasons above, or why the address is not allowed."""
+
+
+class _VettedTransport(TransportFactory):
+    """Connects aiormq to an address ``Outbound`` checked, not to whatever the name
+    resolves to when aiormq would look it up; TLS still verifies the name."""
+
+    def __init__(self, outbound: Outbound) -> None:
+        self.outbound = outbound
+
+    async def create(
+        self, url: URL, **kwargs: Any
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        provider = kwargs.pop("ssl_context_provider", None)
+        context = await provider.get_context() if url.scheme == "amqps" and provider else None
+        host = url.host or ""
+        sock = await self.outbound.connect(host, url.port or (5671 if context else 5672))
+        try:
+            return await asyncio.open_connection(
+                sock=sock, ssl=context, server_hostname=host if context else None,
+                ssl_handshake_timeout=self.outbound.timeout if context else None, **kwargs,
+            )
+        except BaseException:
+            sock.close()
+            raise
+
+
+class _Connection(aio_pika.Connection):
+    """aio_pika drops keyword arguments it does not know; this hands aiormq the
+    transport that goes through ``Outbound``."""
+
+    def __init__(self, url: URL, outbound: Outbound, **kwargs: Any) -> None:
+        super().__init__(url, **kwargs)
+        self.kwargs["transport_factory"] = _VettedTransport(outbound)
+
+
+def reason(exc: BaseException, *, publishing: bool = False) -> str:
+    """The one generic reason for ``exc`` (raised while connecting, or ``publishing``)."""
+    if isinstance(exc, OutboundRefused):
+        return str(exc)
+    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
+        return TLS_FAILED
+    if isinstance(exc, amqp_errors.AuthenticationError
+                  | amqp_errors.ProbableAuthenticationError):
+        return AUTHENTICATION_FAILED
+    if isinstance(exc, amqp_errors.ConnectionNotAllowed) or (
+        # The broker closes instead of opening the virtual host (530 NOT_ALLOWED).
+        isinstance(exc, amqp_errors.InvalidFrameError) and "OpenOk" in str(exc)
+    ):
+        return VHOST_REFUSED
+    if isinstance(exc, amqp_errors.ChannelNotFoundEntity):
+        return EXCHANGE_NOT_FOUND
+    if isinstance(exc, amqp_errors.ChannelAccessRefused):
+        return ACCESS_REFUSED
+    if isinstance(exc, amqp_errors.DeliveryError):
+        return REFUSED_MESSAGE
+    if publishing and isinstance(exc, TimeoutError):
+        return NOT_CONFIRMED
+    return COULD_NOT_CONNECT
 
 
 class BrokerPool:
-    """Connections are reused across batches, not opened per message."""
+    """Connections are reused across batches, not opened per message. Every connection
+    goes through ``outbound`` (the default refuses every non-public address)."""
 
-    def __init__(self) -> None:
-        self._channels: dict[str, tuple[AbstractRobustConnection, AbstractChannel]] = {}
+    def __init__(self, outbound: Outbound | None = None) -> None:
+        self.outbound = outbound or Outbound()
+        self._channels: dict[str, tuple[AbstractConnection, AbstractChannel]] = {}
         self._lock = asyncio.Lock()
 
     async def _channel(self, url: str) -> AbstractChannel:
@@ -36,9 +114,14 @@ class BrokerPool:
                 return cached[1]
             if cached:
                 await _close_quietly(cached[0])
-            connection = await aio_pika.connect(url, timeout=CONNECT_TIMEOUT)
+            connection = _Connection(URL(url), self.outbound)
+            try:
+                await connection.connect(timeout=self.outbound.timeout)
+            except BaseException:
+                await _close_quietly(connection)
+                raise
             channel = await connection.channel(publisher_confirms=True)
-            self._channels[url] = (connection, channel)  # type: ignore[assignment]
+            self._channels[url] = (connection, channel)
             return channel
 
     async def publish(
@@ -60,7 +143,7 @@ class BrokerPool:
             )
         except Exception as exc:
             await self.drop(url)
-            raise PublishError(_describe(url, exc)) from exc
+            raise _failure(url, exc) from exc
         # Started in order on one channel, so the broker receives them in order; the
         # confirms are awaited together.
         results = await asyncio.gather(
@@ -88,7 +171,7 @@ class BrokerPool:
             await self.drop(url)
             failure = next(r for r in results if isinstance(r, BaseException))
             if confirmed == 0:
-                raise PublishError(_describe(url, failure))
+                raise _failure(url, failure, publishing=True)
         return confirmed
 
     async def drop(self, url: str) -> None:
@@ -104,14 +187,23 @@ class BrokerPool:
             await _close_quietly(connection)
 
 
-async def _close_quietly(connection: AbstractRobustConnection) -> None:
+async def _close_quietly(connection: AbstractConnection) -> None:
     with contextlib.suppress(Exception):  # already broken: nothing to release
         await asyncio.wait_for(connection.close(), 5)
 
 
-def _describe(url: str, exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    password = urlsplit(url).password
-    if password:
-        text = text.replace(password, MASK)
-    return f"{mask_url_password(url)}: {mask_url_password(text)}"[:1000]
+def _failure(url: str, exc: BaseException, *, publishing: bool = False) -> PublishError:
+    # The exception itself is logged by type only: its text is the broker's or the
+    # network's, and may quote what the caller sent.
+    log.info("AMQP failure: %s", type(exc).__name__)
+    if isinstance(exc, OutboundRefused):
+        return PublishError(str(exc))
+    return PublishError(f"{where(url)}: {reason(exc, publishing=publishing)}")
+
+
+def where(url: str) -> str:
+    """``host:port`` of a connection string (``[v6]:port``), to say which broker."""
+    parsed = URL(url)
+    host = parsed.host or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{parsed.port}"

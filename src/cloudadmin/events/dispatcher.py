@@ -37,6 +37,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.mail import MailError, MailSender
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 
 log = logging.getLogger("cloudadmin.dispatcher")
 
@@ -50,6 +51,12 @@ def backoff_seconds(attempts: int) -> float:
     return base * random.uniform(0.8, 1.2)
 
 
+def _settings_of(sub: AmqpSubscription) -> tuple[str, ...]:
+    """What a delivery depends on. The connection string is compared encrypted: a new
+    one is encrypted with a fresh nonce, so any update of it shows."""
+    return (sub.connection_string_encrypted, sub.exchange or "", sub.routing_key or "")
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -61,6 +68,7 @@ class Dispatcher:
         poll_seconds: float = 0.5,
         lease_seconds: float = 60.0,
         worker_id: str | None = None,
+        outbound: Outbound | None = None,
     ) -> None:
         self.engine = engine
         self.sessions = async_sessionmaker(engine, expire_on_commit=False)
@@ -74,8 +82,10 @@ class Dispatcher:
         self.publish_timeout = lease_seconds / 2
         self.delivered_count = 0
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.brokers = BrokerPool()
-        self.mail = MailSender(secret_box)
+        # Where subscribers' brokers and mail servers may be (default: public addresses).
+        self.outbound = outbound or Outbound()
+        self.brokers = BrokerPool(self.outbound)
+        self.mail = MailSender(secret_box, self.outbound)
         self._skip_locked = engine.dialect.name == "postgresql"
 
     # ---- running ---------------------------------------------------------------
@@ -226,6 +236,7 @@ class Dispatcher:
             ).all()
             url = self.secret_box.decrypt(sub.connection_string_encrypted)
             exchange, routing_key = sub.exchange, sub.routing_key
+            used = _settings_of(sub)
         if not rows:
             return
         try:
@@ -236,11 +247,11 @@ class Dispatcher:
                 self.publish_timeout,
             )
         except PublishError as exc:
-            await self._failed(sid, str(exc))
+            await self._failed(sid, str(exc), used)
             return
         except TimeoutError:
             await self.brokers.drop(url)
-            await self._failed(sid, f"no confirmation within {self.publish_timeout:.0f}s")
+            await self._failed(sid, f"no confirmation within {self.publish_timeout:.0f}s", used)
             return
         self.delivered_count += confirmed
         done = [r.id for r in rows[:confirmed]]
@@ -255,12 +266,18 @@ class Dispatcher:
                     .values(attempts=0, last_error=None, next_attempt_at=None)
                 )
         if confirmed < len(rows):
-            await self._failed(sid, "the broker did not confirm every message")
+            await self._failed(sid, "the broker did not confirm every message", used)
 
-    async def _failed(self, sid: int, error: str) -> None:
+    async def _failed(self, sid: int, error: str, used: tuple[str, ...]) -> None:
         async with self.sessions() as session, session.begin():
             state = await session.get(DeliveryState, sid, with_for_update=True)
             if state is None:
+                return
+            sub = await session.get(AmqpSubscription, sid, populate_existing=True)
+            if sub is None or _settings_of(sub) != used:
+                # Repaired while this batch was failing (the update reset the backoff):
+                # the failure says nothing about the new settings; try them at once.
+                state.attempts, state.next_attempt_at, state.last_error = 0, None, None
                 return
             state.attempts += 1
             delay = backoff_seconds(state.attempts)

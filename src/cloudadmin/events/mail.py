@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import ssl
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
@@ -20,7 +22,7 @@ from cloudadmin.db.models import (
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.redact import MASK
+from cloudadmin.kit.outbound import Outbound, OutboundRefused
 from cloudadmin.kit.timeparse import isoformat_z
 
 log = logging.getLogger("cloudadmin.mail")
@@ -28,9 +30,37 @@ log = logging.getLogger("cloudadmin.mail")
 FAILED_LOGIN_INTERVAL = timedelta(minutes=10)
 SMTP_TIMEOUT = 20.0
 
+# One reason per kind of failure, never the server's or the network's own words (they
+# could quote the password, and would tell closed ports from filtered ones).
+COULD_NOT_CONNECT = "Could not connect to the mail server."
+AUTHENTICATION_FAILED = "The mail server refused the login or password."
+TLS_FAILED = "TLS with the mail server failed."
+MESSAGE_REFUSED = "The mail server refused the message."
+
 
 class MailError(Exception):
-    """Sending failed; the text is safe to store and log (no password)."""
+    """Sending failed; the text is one of the reasons above (or why the address is not
+    allowed), safe to store and log."""
+
+
+def reason(exc: BaseException) -> str:
+    if isinstance(exc, OutboundRefused):
+        return str(exc)
+    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
+        return TLS_FAILED
+    if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+        return AUTHENTICATION_FAILED
+    if isinstance(exc, aiosmtplib.SMTPConnectError | aiosmtplib.SMTPTimeoutError
+                  | aiosmtplib.SMTPServerDisconnected | OSError):
+        # A server that never greets reads like a closed port: open, closed and
+        # filtered ports are not told apart.
+        return COULD_NOT_CONNECT
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused | aiosmtplib.SMTPSenderRefused
+                  | aiosmtplib.SMTPDataError):
+        return MESSAGE_REFUSED
+    if isinstance(exc, aiosmtplib.SMTPException) and "TLS" in str(exc):
+        return TLS_FAILED
+    return COULD_NOT_CONNECT
 
 
 def reseller_of(account: Client) -> int | None:
@@ -117,8 +147,9 @@ async def note_failed_login(
 
 
 class MailSender:
-    def __init__(self, secret_box: SecretBox) -> None:
+    def __init__(self, secret_box: SecretBox, outbound: Outbound | None = None) -> None:
         self.secret_box = secret_box
+        self.outbound = outbound or Outbound()
 
     async def send(self, session: AsyncSession, message: MailMessage) -> None:
         branding = await session.get(Branding, message.reseller_id)
@@ -138,19 +169,37 @@ class MailSender:
         port = int(server.get("port") or 25)
         tls = bool(server.get("tls"))
         try:
-            await aiosmtplib.send(
-                mail,
-                hostname=server["host"],
-                port=port,
-                username=server.get("login") or None,
-                password=password or None,
-                # tls: implicit TLS on 465, STARTTLS elsewhere; off: plain SMTP.
-                use_tls=tls and port == 465,
-                start_tls=tls and port != 465,
-                timeout=SMTP_TIMEOUT,
-            )
+            # The socket is connected here, to an address Outbound checked; aiosmtplib
+            # speaks SMTP over it (and verifies TLS against the host name).
+            sock = await self.outbound.connect(server["host"], port)
+        except (OutboundRefused, OSError) as exc:
+            raise _failure(server["host"], port, exc) from exc
+        client = aiosmtplib.SMTP(
+            hostname=server["host"],
+            sock=sock,
+            username=server.get("login") or None,
+            password=password or None,
+            # tls: implicit TLS on 465, STARTTLS elsewhere; off: plain SMTP.
+            use_tls=tls and port == 465,
+            start_tls=tls and port != 465,
+            timeout=SMTP_TIMEOUT,
+        )
+        try:
+            # Up to the greeting (and TLS, login) within the connect timeout: a port that
+            # never greets fails as fast as a closed one.
+            await client.connect(timeout=self.outbound.timeout)
+            await client.send_message(mail)
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError):
+                await client.quit()
         except Exception as exc:
-            text = f"{server['host']}:{port}: {type(exc).__name__}: {exc}"
-            if password:
-                text = text.replace(password, MASK)
-            raise MailError(text[:1000]) from exc
+            raise _failure(server["host"], port, exc) from exc
+        finally:
+            client.close()
+            sock.close()
+
+
+def _failure(host: str, port: int, exc: BaseException) -> MailError:
+    log.info("mail failure: %s", type(exc).__name__)
+    if isinstance(exc, OutboundRefused):
+        return MailError(str(exc))
+    return MailError(f"{host}:{port}: {reason(exc)}"[:1000])

@@ -10,6 +10,7 @@ from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 
 log = logging.getLogger("cloudadmin.worker")
 
@@ -20,7 +21,7 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         engine, SecretBox(settings.resolved_secret_key()),
         lanes=lanes or settings.dispatcher_lanes, poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
-        batch_size=settings.dispatcher_batch_size,
+        batch_size=settings.dispatcher_batch_size, outbound=Outbound.from_settings(settings),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

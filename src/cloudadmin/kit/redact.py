@@ -8,12 +8,57 @@ from urllib.parse import parse_qsl, urlencode
 
 MASK = "***"
 SECRET_KEY_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|^key$)", re.I)
-_URL_PASSWORD = re.compile(r"^([a-z][a-z0-9+.\-]*://[^:/@\s]*:)([^@\s]*)(@)", re.I)
+_SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*://", re.I)
+_SPACE = re.compile(r"\s")
 
 
-def mask_url_password(url: str) -> str:
-    """``amqp://user:pw@host/vh`` -> ``amqp://user:***@host/vh``; other strings unchanged."""
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}{m.group(3)}", url)
+def password_span(text: str, start: int = 0) -> tuple[int, int] | None:
+    """Where the password of the URL at ``text[start:]`` is (``user:<here>@host``), found
+    by parsing the URL, not by searching for the password's text; None without one.
+
+    The userinfo ends at the authority's last ``@`` (the authority ends at the first
+    ``/``, ``?`` or ``#``). A string that is not a valid URL because its password holds
+    a raw ``/`` or ``?`` (``u:pa/ss@host``) is masked up to its last ``@`` before any
+    space: when in doubt, mask too much rather than show part of a password.
+    """
+    found = _SCHEME.match(text, start)
+    if found is None:
+        return None
+    begin = found.end()
+    space = _SPACE.search(text, begin)
+    stop = space.start() if space else len(text)
+    end = stop
+    for ch in "/?#":
+        at = text.find(ch, begin, end)
+        if at != -1:
+            end = at
+    at_sign = text.rfind("@", begin, end)
+    if at_sign == -1:
+        at_sign = text.rfind("@", begin, stop)
+    if at_sign == -1:
+        return None
+    colon = text.find(":", begin, at_sign)
+    if colon == -1:
+        return None
+    return colon + 1, at_sign
+
+
+def mask_url_password(text: str) -> str:
+    """``amqp://user:pw@host/vh`` -> ``amqp://user:***@host/vh``, for every URL in
+    ``text``; text without a URL password unchanged."""
+    out: list[str] = []
+    done = 0
+    for found in _SCHEME.finditer(text):
+        if found.start() < done:
+            continue
+        span = password_span(text, found.start())
+        if span is None:
+            continue
+        out.append(text[done:span[0]])
+        out.append(MASK)
+        done = span[1]
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact(value: Any) -> Any:

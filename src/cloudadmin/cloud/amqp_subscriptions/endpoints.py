@@ -16,6 +16,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
 )
 from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -28,6 +29,10 @@ _ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schema
 
 def _box(request: Request) -> SecretBox:
     return request.app.state.secret_box  # type: ignore[no-any-return]
+
+
+def _outbound(request: Request) -> Outbound:
+    return request.app.state.outbound  # type: ignore[no-any-return]
 
 
 @router.post(
@@ -44,7 +49,7 @@ def _box(request: Request) -> SecretBox:
 async def subscribe_amqp(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
-    await service.subscribe(session, actor, _box(request), body)
+    await service.subscribe(session, actor, _box(request), _outbound(request), body)
     return Response(status_code=204)
 
 
@@ -56,13 +61,16 @@ async def subscribe_amqp(
     summary="Send a test message to an AMQP broker",
     description="Publishes one persistent test message (`{\"test\": true, ...}`) with the "
     "given connection string, exchange and routing key, and waits for the broker's "
-    "confirmation. 400 naming `connection_string` with the broker's answer (password "
-    "masked) when it cannot be delivered. Nothing is stored. Administrators; operators.",
+    "confirmation. 400 naming `connection_string` when the broker's address is not "
+    "allowed (loopback, private, link-local, CGNAT, metadata...; nothing is tried) or "
+    "the message cannot be delivered: one generic reason per kind of failure (could not "
+    "connect, authentication, TLS, virtual host, exchange), never the broker's words. "
+    "Nothing is stored. Administrators; operators.",
 )
 async def subscribe_amqp_test(
-    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor
+    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
-    await probe.send_test_message(session, actor, body)
+    await probe.send_test_message(session, actor, _outbound(request), body)
     return Response(status_code=204)
 
 
@@ -121,8 +129,10 @@ async def get_amqp_subscription(
     name="update_amqp_subscription",
     summary="Update an AMQP subscription",
     description="Partial: only the fields sent change. The connection string is validated "
-    "and stored encrypted; the answer masks its password. Administrators of the owning "
-    "account; operators.",
+    "and stored encrypted; the answer masks its password, and a connection string sent "
+    "back with the masked password (`user:***@`) keeps the stored one. New delivery "
+    "settings are tried at once (the retry backoff is reset). Administrators of the "
+    "owning account; operators.",
 )
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,
@@ -131,4 +141,6 @@ async def update_amqp_subscription(
     session: Session,
     actor: CurrentActor,
 ) -> AmqpSubscription:
-    return await service.update(session, actor, _box(request), subscription_id, body)
+    return await service.update(
+        session, actor, _box(request), _outbound(request), subscription_id, body
+    )

@@ -32,7 +32,12 @@ class AmqpSubscriptionUpdate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    connection_string: str | None = Field(default=None, **_CONNECTION_DOC)  # type: ignore[call-overload]
+    connection_string: str | None = Field(  # type: ignore[call-overload]
+        default=None,
+        description=f"{_CONNECTION_DOC['description']} A password that is the mask `***` "
+        "(as GET answers) keeps the stored password.",
+        examples=_CONNECTION_DOC["examples"],
+    )
     exchange: str | None = Field(default=None, max_length=255, description="Null clears it.")
     receive_child_client_events: bool | None = None
     routing_key: str | None = Field(default=None, max_length=255, description="Null clears it.")

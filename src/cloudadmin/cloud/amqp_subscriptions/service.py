@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.amqp_subscriptions import repository
-from cloudadmin.cloud.amqp_subscriptions.connection import validated
+from cloudadmin.cloud.amqp_subscriptions.connection import (
+    check_destination,
+    has_masked_password,
+    validated,
+    with_password_of,
+)
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
     AmqpSubscriptionCreate,
@@ -19,14 +25,27 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionUpdate,
 )
 from cloudadmin.db.models import AmqpSubscription as SubscriptionRow
+from cloudadmin.db.models import DeliveryState
 from cloudadmin.errors import Conflict, NotFound, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 from cloudadmin.kit.redact import mask_url_password
 
 API_GROUP = "amqp_subscription"
 NOT_NULL = "This field may not be null."
+MASKED = ("The password is the mask (***) the API answers with; send the password "
+          "itself (only an update may send the mask back, to keep the stored one).")
+
+
+def new_connection_string(value: str, outbound: Outbound) -> str:
+    """A connection string sent to be stored or tried: valid, not masked, allowed."""
+    plain = validated(value)
+    if has_masked_password(plain):
+        raise ValidationError.field("connection_string", MASKED)
+    check_destination(plain, outbound)
+    return plain
 
 
 def _out(row: SubscriptionRow, box: SecretBox) -> AmqpSubscription:
@@ -53,11 +72,12 @@ async def _record(
 
 
 async def subscribe(
-    session: AsyncSession, actor: Actor, box: SecretBox, body: AmqpSubscriptionCreate
+    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
+    body: AmqpSubscriptionCreate,
 ) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
-    plain = validated(body.connection_string)
+    plain = new_connection_string(body.connection_string, outbound)
     existing = await repository.of_account(session, caller.account_id)
     if existing is not None:
         raise Conflict(
@@ -109,8 +129,8 @@ async def list_(
 
 
 async def update(
-    session: AsyncSession, actor: Actor, box: SecretBox, subscription_id: int,
-    body: AmqpSubscriptionUpdate,
+    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
+    subscription_id: int, body: AmqpSubscriptionUpdate,
 ) -> AmqpSubscription:
     caller = actor.caller
     found = await repository.get_visible(session, caller, subscription_id)
@@ -129,7 +149,13 @@ async def update(
     changes: dict[str, Any] = {}
     if "connection_string" in sent:
         plain = validated(body.connection_string or "")
-        if plain != box.decrypt(row.connection_string_encrypted):
+        stored = box.decrypt(row.connection_string_encrypted)
+        if has_masked_password(plain):
+            # What GET answered, sent back (perhaps with another host): the password
+            # stays the stored one, as the branding mail password does.
+            plain = with_password_of(plain, stored)
+        if plain != stored:
+            check_destination(plain, outbound)
             row.connection_string_encrypted = box.encrypt(plain)
             changes["connection_string"] = plain
     for name in ("exchange", "routing_key", "receive_child_client_events"):
@@ -137,6 +163,18 @@ async def update(
             setattr(row, name, getattr(body, name))
             changes[name] = getattr(body, name)
     await session.flush()
+    if changes.keys() & {"connection_string", "exchange", "routing_key"}:
+        await _retry_now(session, row.id)
     if changes:
         await _record(session, actor, "update", row, owner.reseller_id, changes)
     return _out(row, box)
+
+
+async def _retry_now(session: AsyncSession, subscription_id: int) -> None:
+    """New delivery settings are tried at once: the backoff earned by the old ones
+    (up to five minutes) says nothing about them."""
+    await session.execute(
+        sql_update(DeliveryState)
+        .where(DeliveryState.subscription_id == subscription_id)
+        .values(attempts=0, next_attempt_at=None, last_error=None)
+    )

@@ -41,7 +41,7 @@ async def get_settings(request: Request, session: Session,
 async def replace_settings(request: Request, body: BrandingWrite, session: Session,
                            actor: CurrentActor) -> BrandingSettings:
     return await service.replace(session, actor, body, request.app.state.secret_box,
-                                 _url_for(request))
+                                 _url_for(request), outbound=request.app.state.outbound)
 
 
 async def _read(part: str, upload: UploadFile | None) -> bytes | None:

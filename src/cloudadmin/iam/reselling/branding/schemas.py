@@ -101,7 +101,11 @@ class MailServerWrite(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     tls: bool = False
-    host: Short | None = None
+    host: Short | None = Field(
+        default=None,
+        description="Loopback, private, link-local, CGNAT and metadata addresses are "
+        "refused (400) unless CLOUDADMIN_OUTBOUND_ALLOW lists them.",
+    )
     port: Port | None = None
     login: Short | None = None
     password: Annotated[str, StringConstraints(max_length=1024)] | None = Field(

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.db.models import Branding, Client
+from cloudadmin.db.models import Branding, Client, MailMessage
+from cloudadmin.db.types import utcnow
 from cloudadmin.errors import PermissionDenied, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
@@ -24,6 +26,7 @@ from cloudadmin.iam.reselling.branding.schemas import (
     PublicSettings,
 )
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound, OutboundRefused
 
 # Given a stored file name, its public URL.
 UrlFor = Callable[[str], str]
@@ -85,11 +88,22 @@ async def _record(
     )
 
 
+MAIL_HOST_FIELD = "privateSettings.mailServer.host"
+
+
 async def replace(
-    session: AsyncSession, actor: Actor, body: BrandingWrite, box: SecretBox, url_for: UrlFor
+    session: AsyncSession, actor: Actor, body: BrandingWrite, box: SecretBox, url_for: UrlFor,
+    *, outbound: Outbound | None = None,
 ) -> BrandingSettings:
     reseller = await own_reseller(session, actor.caller)
+    mail_host = body.privateSettings.mailServer.host if body.privateSettings.mailServer else None
+    if mail_host:
+        try:
+            (outbound or Outbound()).check_host(mail_host)
+        except OutboundRefused as exc:
+            raise ValidationError.field(MAIL_HOST_FIELD, str(exc)) from exc
     branding = await repository.get_or_add(session, reseller.id)
+    mail_before = (dict(branding.mail_server or {}), branding.mail_password_encrypted)
     branding.domain = body.domain
     branding.public_settings = body.publicSettings.model_dump(mode="json", exclude_none=True)
     mail = body.privateSettings.mailServer
@@ -103,6 +117,13 @@ async def replace(
             branding.mail_password_encrypted = (
                 box.encrypt(mail.password) if mail.password else None
             )
+    if (dict(branding.mail_server or {}), branding.mail_password_encrypted) != mail_before:
+        # A repaired mail server is tried at once, not after the old one's backoff.
+        await session.execute(
+            update(MailMessage)
+            .where(MailMessage.reseller_id == reseller.id, MailMessage.sent.is_(False))
+            .values(attempts=0, next_attempt_at=utcnow())
+        )
     await session.flush()
     await _record(session, actor, reseller, "update", body.model_dump(mode="json"))
     return present(reseller.id, branding, url_for)
