@@ -107,7 +107,11 @@ class TestWorkerCrash:
 
 
 class TestTwoWorkers:
-    async def test_share_10000_events_without_loss_or_double_publishing(
+    # 2,000 events over 20 subscriptions prove sharing without loss or double
+    # publishing; the large run is bench/events.py's. The lease is long enough that a
+    # batch slowed by a busy machine keeps its claim: a lease lost mid-batch is allowed
+    # to publish again (at least once), which is not what this test is about.
+    async def test_share_events_without_loss_or_double_publishing(
         self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
         settings: Settings, tmp_path: Path, dialect: str,
     ):
@@ -120,10 +124,14 @@ class TestTwoWorkers:
                                           exchange=inbox.exchange,
                                           routing_key=inbox.routing_key)
             subs.append(sub.id)
-        expected = await owe_events(session, subs, 500)
-        workers = [start_worker(settings, tmp_path, f"w{i}") for i in range(2)]
+        expected = await owe_events(session, subs, 100)
+        workers = [start_worker(settings, tmp_path, f"w{i}",
+                                CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60")
+                   for i in range(2)]
         try:
-            await wait_for(lambda: len(inbox.received) >= len(expected), 180)
+            delivered = await wait_for(lambda: len(inbox.received) >= len(expected), 300)
+            missing = len(expected - {m.message_id for m in inbox.received})
+            assert delivered, f"{missing} of {len(expected)} events not delivered within 300 s"
             await asyncio.sleep(1.0)  # a late duplicate would show up now
         finally:
             for w in workers:
