@@ -17,8 +17,6 @@ import pytest
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.app import create_app
-from cloudadmin.config import Settings
 from tests.billing.helpers import addendum_row, insert_addendums
 from tests.cloud.helpers import (
     CloudLandscape,
@@ -31,7 +29,7 @@ from tests.cloud.helpers import (
 from tests.factories import auth, make_seller
 from tests.iam.accounts_helpers import STRONG_PASSWORD
 from tests.provider.conformance import assert_answer_matches, in_provider
-from tests.provider.extract import METHODS
+from tests.provider.extract import our_operations
 
 Case = Callable[[httpx.AsyncClient, AsyncSession], Awaitable[list[httpx.Response]]]
 CASES: dict[tuple[str, str], Case] = {}
@@ -61,13 +59,7 @@ def case(method: str, path: str) -> Callable[[Case], Case]:
     return register
 
 
-def ours() -> list[tuple[str, str]]:
-    app = create_app(Settings(database_url="sqlite+aiosqlite://", secret_key="conformance"))
-    spec = app.openapi()
-    return sorted((m.upper(), p) for p, ops in spec["paths"].items() for m in ops if m in METHODS)
-
-
-OURS = ours()
+OURS = sorted(our_operations())  # (METHOD, path) of this service's OpenAPI
 
 
 def ident(op: tuple[str, str]) -> str:
