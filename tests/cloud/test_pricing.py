@@ -175,7 +175,8 @@ class TestPricePreview:
             assert set(item) == ITEM_FIELDS
             assert item["price_status"] == "error"
             assert item["price_per_hour"] is None and item["price_per_month"] is None
-            assert item["currency_code"] is None
+            assert item["currency_code"] is None and item["discount_percent"] is None
+            assert item["tax_percent"] == 0  # a number, never null (the provider's type)
 
     async def test_records_no_user_action(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape

@@ -114,7 +114,7 @@ class TestListing:
         for i in range(3):
             await client.get(f"{SELLERS}/{i + 1}", headers=auth(ls.reseller))
         page = await log_of(client, ls.reseller)
-        assert set(page) == {"count", "result", "next", "previous"}
+        assert set(page) == {"count", "result"}  # next/previous absent at the ends
         assert page["count"] == 3
         assert [r["path"] for r in page["result"]] == [f"{SELLERS}/3", f"{SELLERS}/2",
                                                        f"{SELLERS}/1"]
@@ -122,7 +122,6 @@ class TestListing:
         assert set(rec) == {"id", "actions", "data", "user_email", "client", "token",
                             "requested_at", "path", "remote_ip_address", "host", "method",
                             "query_params", "status_code", "reverted", "user"}
-        assert page["next"] is None and page["previous"] is None
 
     async def test_pages_with_absolute_links_keeping_params(
         self, client: httpx.AsyncClient, ls: Landscape
@@ -140,7 +139,7 @@ class TestListing:
         assert parse_qs(urlsplit(second["previous"]).query) == {"limit": ["2"],
                                                                 "status_code": ["404"]}
         last = await log_of(client, ls.reseller, limit=2, offset=4, status_code="404")
-        assert last["next"] is None and len(last["result"]) == 1
+        assert "next" not in last and len(last["result"]) == 1
 
     async def test_filters(self, client: httpx.AsyncClient, ls: Landscape):
         await client.get(f"{SELLERS}/1", headers=auth(ls.client_admin))  # 403

@@ -66,6 +66,25 @@ class TestUpdateClient:
         assert admin["reseller"] == ls.reseller_account.id
         assert admin["company"] == "Shop Renamed"
 
+    async def test_fields_without_a_value_are_left_out_not_null(
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
+    ):
+        """The provider types owner, website, country_code and resellers without null."""
+        r = await client.patch(url(ls.client_account.id), json={}, headers=auth(ls.reseller))
+        assert r.status_code == 200, r.text
+        assert not {"owner", "website", "country_code"} & set(r.json())
+        top = await client.patch(url(ls.reseller_account.id), json={},
+                                 headers=auth(ls.operator))
+        assert top.status_code == 200, top.text
+        assert "resellers" not in top.json()  # a top-level account has no reseller
+        account = await make_client(session, reseller_id=ls.reseller_account.id,
+                                    website="https://shop.example", country_code="LU",
+                                    owner=ls.admin_user.id)
+        await session.commit()
+        got = (await client.patch(url(account.id), json={}, headers=auth(ls.reseller))).json()
+        assert (got["website"], got["country_code"], got["owner"]) == (
+            "https://shop.example", "LU", ls.admin_user.id)
+
     async def test_round_trip_and_absent_fields_untouched(
         self, client: httpx.AsyncClient, ls: Landscape
     ):

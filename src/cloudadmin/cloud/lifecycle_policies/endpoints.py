@@ -22,7 +22,7 @@ router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
     summary="Read a snapshot lifecycle policy",
     description="Any user of the account that owns the project; operators. `schedules` holds "
     "`cron` and `interval` schedules (discriminated by `type`); `volumes` is filled only "
-    "with `need_volumes=true` and is null otherwise.",
+    "with `need_volumes=true` and is empty otherwise.",
 )
 async def get_lifecycle_policy(
     project_id: ProjectId,
@@ -31,7 +31,7 @@ async def get_lifecycle_policy(
     session: Session,
     caller: CurrentCaller,
     need_volumes: Annotated[
-        bool, Query(description="Include the policy's volumes (null otherwise).")
+        bool, Query(description="Include the policy's volumes (empty otherwise).")
     ] = False,
 ) -> LifecyclePolicy:
     return await service.get(

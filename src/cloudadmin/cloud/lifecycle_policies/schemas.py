@@ -62,6 +62,6 @@ class LifecyclePolicy(BaseModel):
     schedules: list[Schedule]
     status: Literal["active", "paused"]
     user_id: int = Field(description="The user who created the policy.")
-    volumes: list[PolicyVolume] | None = Field(
-        description="The volumes the policy snapshots; null unless need_volumes=true."
+    volumes: list[PolicyVolume] = Field(
+        description="The volumes the policy snapshots; empty unless need_volumes=true."
     )

@@ -60,7 +60,7 @@ def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
         schedules=[_schedule(s, row) for s in row.schedules or []],
         status=row.status,  # type: ignore[arg-type]
         user_id=row.user_id,
-        volumes=[PolicyVolume(**v) for v in row.volumes or []] if need_volumes else None,
+        volumes=[PolicyVolume(**v) for v in row.volumes or []] if need_volumes else [],
     )
 
 

@@ -45,7 +45,7 @@ class PriceItem(BaseModel):
         description="show: prices are given; error: they cannot be computed (null)."
     )
     price_without_discount_per_month: Number | None
-    tax_percent: Number | None
+    tax_percent: Number = Field(description="0 in a region without a price catalogue.")
 
 
 class ClusterPrice(BaseModel):

@@ -79,7 +79,8 @@ def _error(prices: Prices | None) -> PriceItem:
         price_per_month=None,
         price_status="error",
         price_without_discount_per_month=None,
-        tax_percent=prices.tax_percent if prices else None,
+        # The provider types tax_percent as a number, never null: no catalogue, no tax.
+        tax_percent=prices.tax_percent if prices else Decimal(0),
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from cloudadmin.kit.omit import omitted
+
 
 class ActivityLogRecord(BaseModel):
     id: int
@@ -26,5 +28,7 @@ class ActivityLogRecord(BaseModel):
 class ActivityLogPage(BaseModel):
     count: int
     result: list[ActivityLogRecord]
-    next: str | None
-    previous: str | None
+    next: str | None = omitted("The next page (absolute URI); absent on the last page.")
+    previous: str | None = omitted(
+        "The previous page (absolute URI); absent on the first page."
+    )

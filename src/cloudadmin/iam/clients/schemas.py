@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.omit import omitted
 
 AccountStatus = Literal[
     "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
@@ -89,14 +90,14 @@ class Client(BaseModel):
     has_active_admin: bool
     users: list[EmbeddedUser]
     phone: str | None
-    website: str | None = None
+    website: str | None = omitted()
     signup_process: Literal["sign_up_full", "sign_up_simple"] | None
     custom_id: str | None
-    country_code: str | None = None
+    country_code: str | None = omitted()
     seller: int | None
-    resellers: int | None = Field(description="Reseller ID (null for a top-level account).")
+    resellers: int | None = omitted("Reseller ID (absent for a top-level account).")
     client_type: Literal["common", "reseller", "sales"]
-    owner: int | None = Field(description="ID of the user who created the client.")
+    owner: int | None = omitted("ID of the user who created the client (absent when unknown).")
 
 
 class ClientPatch(BaseModel):

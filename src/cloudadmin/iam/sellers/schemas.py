@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.omit import omitted
 
 SellerEmail = Annotated[EmailStr, Field(max_length=150)]
 FullName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -37,4 +38,4 @@ class Seller(BaseModel):
     date_joined: str = Field(description="Registration instant, RFC 3339 UTC.")
     activated: bool
     deleted: bool
-    phone: str | None = Field(default=None, max_length=30)
+    phone: str | None = omitted(max_length=30)

@@ -15,6 +15,8 @@ from pydantic import (
     StringConstraints,
 )
 
+from cloudadmin.kit.omit import omitted
+
 MAIL_PASSWORD_MASK = "********"
 
 Short = Annotated[str, StringConstraints(max_length=255)]
@@ -88,13 +90,32 @@ class PublicSettingsWrite(BaseModel):
     colors: Colors = Field(default_factory=Colors)
 
 
-class PublicSettings(PublicSettingsWrite):
-    logo: str | None = Field(
-        default=None, description="URL of the uploaded logo (served by this service)."
-    )
-    favicon: str | None = Field(
-        default=None, description="URL of the uploaded favicon (served by this service)."
-    )
+class ColorsOut(BaseModel):
+    """In an answer, an unset colour is left out (the provider types each as a string)."""
+
+    header: str | None = omitted()
+    primary: str | None = omitted()
+    headerText: str | None = omitted()  # noqa: N815
+
+
+class PublicSettings(BaseModel):
+    """In an answer, an unset optional string is left out (the provider types it as a
+    string, not nullable)."""
+
+    showApiDoc: bool  # noqa: N815
+    showStatusPage: str  # noqa: N815
+    showKnowledgeBase: bool  # noqa: N815
+    showTickets: bool  # noqa: N815
+    brandName: str | None = omitted()  # noqa: N815
+    fromEmail: str | None = omitted()  # noqa: N815
+    websiteLink: str | None = omitted()  # noqa: N815
+    supportEmail: str | None = omitted()  # noqa: N815
+    supportPhone: str | None = omitted()  # noqa: N815
+    agreementLink: str | None = omitted()  # noqa: N815
+    entryBaseDomain: str | None = omitted()  # noqa: N815
+    colors: ColorsOut = Field(default_factory=ColorsOut)
+    logo: str | None = omitted("URL of the uploaded logo (served by this service).")
+    favicon: str | None = omitted("URL of the uploaded favicon (served by this service).")
 
 
 class MailServerWrite(BaseModel):
@@ -118,12 +139,12 @@ class MailServerWrite(BaseModel):
 
 class MailServer(BaseModel):
     tls: bool
-    host: str | None
-    port: str | None
-    login: str | None
-    password: str | None = Field(
-        description=f"`{MAIL_PASSWORD_MASK}` when a password is stored (never the password "
-        "itself), null when none is."
+    host: str | None = omitted()
+    port: str | None = omitted()
+    login: str | None = omitted()
+    password: str | None = omitted(
+        f"`{MAIL_PASSWORD_MASK}` when a password is stored (never the password itself), "
+        "absent when none is."
     )
 
 

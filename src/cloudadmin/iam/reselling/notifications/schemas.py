@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
+from cloudadmin.kit.omit import omitted
+
 NotificationType = Literal["deletion_request", "failed_login"]
 NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
 
@@ -38,6 +40,8 @@ class NotificationSetting(BaseModel):
 
 class NotificationSettingPage(BaseModel):
     count: int
-    next: str | None
-    previous: str | None
+    next: str | None = omitted("The next page (absolute URI); absent on the last page.")
+    previous: str | None = omitted(
+        "The previous page (absolute URI); absent on the first page."
+    )
     results: list[NotificationSetting]

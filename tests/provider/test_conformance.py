@@ -1,0 +1,491 @@
+"""Every answer of every operation that the provider also publishes matches the provider's
+response schema (tests/provider/*.json, README.md), on both databases.
+
+A case arranges data with the test helpers, calls the operation (several ways when the answer's
+shape varies) and returns the answers; each is checked by assert_answer_matches. A new
+operation of ours that the provider publishes needs a case here (test_has_a_case fails
+naming it) or a reason in NOT_CHECKED.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
+from PIL import Image
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tests.billing.helpers import addendum_row, insert_addendums
+from tests.cloud.helpers import (
+    CloudLandscape,
+    cloud_landscape,
+    make_listener,
+    make_policy,
+    make_prices,
+    make_subscription,
+)
+from tests.factories import auth, make_seller
+from tests.iam.accounts_helpers import STRONG_PASSWORD
+from tests.provider.conformance import assert_answer_matches, in_provider
+from tests.provider.extract import our_operations
+
+Case = Callable[[httpx.AsyncClient, AsyncSession], Awaitable[list[httpx.Response]]]
+CASES: dict[tuple[str, str], Case] = {}
+
+# Operations of ours the provider does not publish (nothing to compare with).
+NOT_IN_PROVIDER = {
+    ("GET", "/healthz"), ("GET", "/readyz"),
+    ("DELETE", "/iam/clients/{clientId}"),  # the provider documents GET and PATCH only
+    ("GET", "/iam/reselling/files/{name}"),  # serves uploaded branding files
+}  # fmt: skip
+# Operations the provider publishes that have no case, and why.
+NOT_CHECKED: dict[tuple[str, str], str] = {}
+# Documented differences from the provider's schema: a part of the error message -> why.
+DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
+    ("GET", "/billing/org/v1/addendums"): {
+        "'status_at_active_at' is a required property":
+            "docs/billing.md: present only with active_at (absent otherwise, not null)",
+    },
+}
+
+
+def case(method: str, path: str) -> Callable[[Case], Case]:
+    def register(fn: Case) -> Case:
+        CASES[(method, path)] = fn
+        return fn
+
+    return register
+
+
+OURS = sorted(our_operations())  # (METHOD, path) of this service's OpenAPI
+
+
+def ident(op: tuple[str, str]) -> str:
+    return f"{op[0]} {op[1]}"
+
+
+# -- iam ------------------------------------------------------------------------------------
+
+
+@case("POST", "/iam/users")
+async def create_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    seller = await make_seller(session, cl.ls.reseller_account)
+    await session.commit()
+    body = {"email": "owner@newshop.example", "password": STRONG_PASSWORD,
+            "company": "New Shop Ltd", "name": "Olivia Owner", "phone": "+1 555 0100"}
+    full = {"email": "full@newshop.example", "password": STRONG_PASSWORD,
+            "company": "Full Shop Ltd", "name": "Fay Full", "lang": "de", "custom_id": "ext-42",
+            "country_code": "de", "is_test": True, "seller": seller.id}
+    return [await client.post("/iam/users", json=b, headers=auth(cl.ls.reseller))
+            for b in (body, full)]
+
+
+@case("PATCH", "/iam/clients/{clientId}")
+async def update_client(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    seller = await make_seller(session, cl.ls.reseller_account)
+    await session.commit()
+    url = f"/iam/clients/{cl.ls.client_account.id}"
+    full = {"email": "billing@shop.example", "companyName": "Shop Renamed", "custom_id": "crm-7",
+            "name": "Sam Shop", "phone": "+44 20 7946 0000", "is_test": True,
+            "seller": seller.id}
+    return [
+        await client.patch(url, json={}, headers=auth(cl.ls.reseller)),
+        await client.patch(url, json=full, headers=auth(cl.ls.reseller)),
+        await client.patch(url, json={}, headers=auth(cl.ls.operator)),
+        # a top-level account: no reseller
+        await client.patch(f"/iam/clients/{cl.ls.reseller_account.id}", json={},
+                           headers=auth(cl.ls.operator)),
+    ]
+
+
+@case("POST", "/iam/clients/{clientId}/client-users/create")
+async def create_client_user(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/iam/clients/{cl.ls.client_account.id}/client-users/create"
+    body = {"username": "engineer@shop.example", "password": STRONG_PASSWORD,
+            "name": "Eve Engineer", "user_role": {"user_role": {"id": 5, "name": "Engineers"}}}
+    admin = {"username": "admin2@shop.example", "password": STRONG_PASSWORD,
+             "user_role": {"id": 1, "name": "Administrators"}}
+    return [await client.post(url, json=body, headers=auth(cl.ls.reseller)),
+            await client.post(url, json=admin, headers=auth(cl.ls.client_admin))]
+
+
+SELLER = {"email": "jane@sales.example", "full_name": "Jane Seller", "phone": "+1 (555) 0100"}
+
+
+@case("POST", "/iam/admin/sellers")
+async def create_seller(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [
+        await client.post("/iam/admin/sellers", json=SELLER, headers=auth(cl.ls.reseller)),
+        await client.post("/iam/admin/sellers", json={"email": "b@sales.example",
+                                                      "full_name": "Bare"},
+                          headers=auth(cl.ls.reseller)),
+    ]
+
+
+@case("GET", "/iam/admin/sellers/{sellerId}")
+async def read_seller(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    bare = await make_seller(session, cl.ls.reseller_account)
+    await session.commit()
+    made = await client.post("/iam/admin/sellers", json=SELLER, headers=auth(cl.ls.reseller))
+    return [await client.get(f"/iam/admin/sellers/{sid}", headers=auth(cl.ls.reseller))
+            for sid in (bare.id, made.json()["id"])]
+
+
+@case("PATCH", "/iam/admin/sellers/{sellerId}")
+async def update_seller(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    seller = await make_seller(session, cl.ls.reseller_account)
+    await session.commit()
+    url = f"/iam/admin/sellers/{seller.id}"
+    return [
+        await client.patch(url, json={"email": "new@sales.example", "full_name": "New Name"},
+                           headers=auth(cl.ls.reseller)),
+        await client.patch(url, json={**SELLER, "phone": "+1 555 0101"},
+                           headers=auth(cl.ls.reseller)),
+    ]
+
+
+def branding(**mail: object) -> dict[str, object]:
+    return {
+        "domain": "Acme.example",
+        "publicSettings": {
+            "showApiDoc": True, "showStatusPage": "false", "showKnowledgeBase": False,
+            "showTickets": True, "brandName": "Acme Cloud", "fromEmail": "noreply@acme.example",
+            "websiteLink": "https://acme.example", "supportEmail": "help@acme.example",
+            "supportPhone": "+1 555 0100", "agreementLink": "https://acme.example/terms",
+            "entryBaseDomain": "panel.acme.example",
+            "colors": {"header": "#000000", "primary": "#ff0000", "headerText": "#ffffff"},
+        },
+        "privateSettings": {"mailServer": {"tls": True, "host": "smtp.acme.example",
+                                           "port": "587", "login": "mailer",
+                                           "password": "smtp-Secret-1", **mail}},
+    }
+
+
+def png() -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    Image.new("RGBA", (16, 16), (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+@case("GET", "/iam/reselling/settings")
+async def read_branding(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/reselling/settings"
+    empty = await client.get(url, headers=auth(cl.ls.reseller))
+    await client.put(url, json=branding(), headers=auth(cl.ls.reseller))
+    return [empty, await client.get(url, headers=auth(cl.ls.reseller))]
+
+
+@case("PUT", "/iam/reselling/settings")
+async def put_branding(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/reselling/settings"
+    return [await client.put(url, json=branding(), headers=auth(cl.ls.reseller)),
+            await client.put(url, json={**branding(), "domain": "b.example"},
+                             headers=auth(cl.ls.reseller))]
+
+
+@case("POST", "/iam/reselling/settings/upload")
+async def upload_branding(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/reselling/settings/upload"
+    return [await client.post(url, headers=auth(cl.ls.reseller),
+                              files={"logo": ("logo.png", png(), "image/png")})]
+
+
+NOTIFICATIONS = "/iam/reselling/resellers/{resellerId}/notification_settings"
+
+
+def notifications(reseller_id: int) -> str:
+    return f"/iam/reselling/resellers/{reseller_id}/notification_settings"
+
+
+async def a_notification(client: httpx.AsyncClient, cl: CloudLandscape) -> httpx.Response:
+    return await client.post(notifications(cl.ls.reseller_account.id), headers=auth(cl.ls.reseller),
+                             json={"notification_type": "deletion_request",
+                                   "email": "alerts@acme.example"})
+
+
+@case("POST", NOTIFICATIONS)
+async def create_notification(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await a_notification(client, cl)]
+
+
+@case("GET", NOTIFICATIONS)
+async def list_notifications(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = notifications(cl.ls.reseller_account.id)
+    empty = await client.get(url, headers=auth(cl.ls.reseller))
+    await a_notification(client, cl)
+    return [empty, await client.get(url, headers=auth(cl.ls.reseller))]
+
+
+@case("GET", f"{NOTIFICATIONS}/{{notificationSettingsId}}")
+async def read_notification(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    nid = (await a_notification(client, cl)).json()["id"]
+    url = f"{notifications(cl.ls.reseller_account.id)}/{nid}"
+    return [await client.get(url, headers=auth(cl.ls.reseller))]
+
+
+@case("PATCH", f"{NOTIFICATIONS}/{{notificationSettingsId}}")
+async def update_notification(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    nid = (await a_notification(client, cl)).json()["id"]
+    url = f"{notifications(cl.ls.reseller_account.id)}/{nid}"
+    return [await client.patch(url, json={"enabled": False}, headers=auth(cl.ls.reseller))]
+
+
+@case("DELETE", f"{NOTIFICATIONS}/{{notificationSettingsId}}")
+async def delete_notification(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    nid = (await a_notification(client, cl)).json()["id"]
+    url = f"{notifications(cl.ls.reseller_account.id)}/{nid}"
+    return [await client.delete(url, headers=auth(cl.ls.reseller))]
+
+
+@case("GET", "/iam/activity_log/requests")
+async def activity_log(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/activity_log/requests"
+    empty = await client.get(url, headers=auth(cl.ls.reseller))
+    await client.post("/iam/admin/sellers?dry=1", json=SELLER, headers=auth(cl.ls.reseller))
+    await client.get("/iam/admin/sellers/999999", headers=auth(cl.ls.reseller))
+    return [empty, await client.get(url, headers=auth(cl.ls.reseller)),
+            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller))]
+
+
+# -- billing --------------------------------------------------------------------------------
+
+
+@case("GET", "/billing/org/v1/addendums")
+async def addendums(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    cid = cl.ls.client_account.id
+    await insert_addendums(session, [
+        addendum_row(cid),
+        addendum_row(cid, product_id=2, currency_id=2, status="paused",
+                     reseller_id=cl.ls.reseller_account.id, payer_id=cid),
+    ])
+    url = "/billing/org/v1/addendums"
+    return [await client.get(url, headers=auth(cl.ls.operator)),
+            await client.get(url, headers=auth(cl.ls.client_admin)),
+            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller)),
+            await client.get(url, params={"active_at": "2025-05-15T12:00:00Z"},
+                             headers=auth(cl.ls.operator))]
+
+
+# -- cloud ----------------------------------------------------------------------------------
+
+
+def listeners(cl: CloudLandscape) -> str:
+    return f"/cloud/v1/lblisteners/{cl.project}/{cl.region}"
+
+
+async def two_listeners(session: AsyncSession, cl: CloudLandscape) -> list[str]:
+    return [await make_listener(session, cl.project, cl.region),
+            await make_listener(session, cl.project, cl.region, secret_id=None, stats=None,
+                                user_list=[], allowed_cidrs=None, insert_headers={},
+                                timeout_client_data=None, timeout_member_connect=None)]
+
+
+@case("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}")
+async def list_listeners(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    empty = await client.get(listeners(cl), headers=auth(cl.ls.client_member))
+    await two_listeners(session, cl)
+    return [empty, await client.get(listeners(cl), headers=auth(cl.ls.client_member)),
+            await client.get(listeners(cl), params={"show_stats": "true"},
+                             headers=auth(cl.ls.client_member))]
+
+
+@case("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")
+async def read_listener(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [
+        await client.get(f"{listeners(cl)}/{lid}", params=params,
+                         headers=auth(cl.ls.client_member))
+        for lid in await two_listeners(session, cl)
+        for params in ({}, {"show_stats": "true"})
+    ]
+
+
+@case("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")
+async def rename_listener(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.patch(f"{listeners(cl)}/{lid}", json={"name": "web-1"},
+                               headers=auth(cl.ls.client_admin))
+            for lid in await two_listeners(session, cl)]
+
+
+CRON = {
+    "type": "cron", "id": "sch-cron-1", "max_quantity": 7, "owner": "lifecycle_policy",
+    "owner_id": 1, "user_id": 77, "retention_time": {"days": 7, "hours": 0, "minutes": 0,
+                                                     "weeks": 1},
+    "resource_name_template": "snap-{volume_id}", "minute": "0,30", "hour": "2", "day": "*",
+    "month": "*", "week": "*", "day_of_week": "mon,fri", "timezone": "Europe/Luxembourg",
+}  # fmt: skip
+INTERVAL = {
+    "type": "interval", "id": "sch-int-1", "max_quantity": 3, "owner": "lifecycle_policy",
+    "owner_id": 1, "user_id": 77, "weeks": 0, "days": 1, "hours": 12, "minutes": 30,
+}  # fmt: skip
+VOLUMES = [{"volume_id": "726ecfcc-7fd0-4e30-a86e-7892524aa483", "volume_name": "data"}]
+
+
+@case("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}")
+async def read_policy(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    pid = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
+                            volumes=VOLUMES)
+    url = f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}/{pid}"
+    return [await client.get(url, params=params, headers=auth(cl.ls.client_member))
+            for params in ({}, {"need_volumes": "true"}, {"need_volumes": "false"})]
+
+
+@case("POST", "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters")
+async def price_cluster(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await make_prices(session, cl.region, currency_code="EUR",
+                      flavors={"g1-standard-2-4": "0.0432"}, volume_types={"standard": "0.000068"},
+                      public_ipv4_per_hour="0.004", discount_percent="10", tax_percent="20")
+    url = f"/cloud/v2/pricing/{cl.project}/{cl.region}/k8s/clusters"
+    pool = {"flavor_id": "g1-standard-2-4", "node_count": 3, "boot_volume_size": 50,
+            "boot_volume_type": "standard", "is_public_ipv4": True}
+    unknown = {**pool, "flavor_id": "no-such-flavor"}
+    bare = f"/cloud/v2/pricing/{cl.project}/{cl.other_region}/k8s/clusters"  # no catalogue
+    return [await client.post(url, json={"pools": pools}, headers=auth(cl.ls.client_member))
+            for pools in ([pool], [pool, unknown])] + [
+        await client.post(bare, json={"pools": [pool]}, headers=auth(cl.ls.client_member))]
+
+
+@case("GET", "/cloud/v1/users")
+async def cloud_users(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.get("/cloud/v1/users", headers=auth(cl.ls.client_admin)),
+            await client.get("/cloud/v1/users", params={"limit": 1},
+                             headers=auth(cl.ls.client_member))]
+
+
+ACTIONS = "/cloud/v1/user_actions"
+CONN = "amqps://events:s3cret@broker.example:5671/prod"
+
+
+async def subscribed(session: AsyncSession) -> tuple[CloudLandscape, int]:
+    cl = await cloud_landscape(session)
+    return cl, await make_subscription(session, cl.ls.client_account.id, CONN)
+
+
+@case("POST", "/cloud/v1/user_actions/subscribe_amqp")
+async def subscribe(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.post(f"{ACTIONS}/subscribe_amqp", json={"connection_string": CONN},
+                              headers=auth(cl.ls.client_admin))]
+
+
+@case("POST", "/cloud/v1/user_actions/subscribe_amqp_test")
+async def subscribe_test(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    from tests.events.conftest import RABBIT_URL
+
+    try:
+        socket.create_connection(("127.0.0.1", 5672), 1).close()
+    except OSError:
+        pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
+    cl = await cloud_landscape(session)
+    return [await client.post(f"{ACTIONS}/subscribe_amqp_test",
+                              json={"connection_string": RABBIT_URL},
+                              headers=auth(cl.ls.client_admin))]
+
+
+@case("POST", "/cloud/v1/user_actions/unsubscribe_amqp")
+async def unsubscribe(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl, _ = await subscribed(session)
+    return [await client.post(f"{ACTIONS}/unsubscribe_amqp", headers=auth(cl.ls.client_admin))]
+
+
+@case("GET", "/cloud/v1/user_actions/amqp_subscriptions_list")
+async def list_subscriptions(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"{ACTIONS}/amqp_subscriptions_list"
+    empty = await client.get(url, headers=auth(cl.ls.client_member))
+    await make_subscription(session, cl.ls.client_account.id, CONN, exchange=None,
+                            routing_key=None)
+    return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
+            await client.get(url, headers=auth(cl.ls.operator))]
+
+
+@case("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}")
+async def read_subscription(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl, sid = await subscribed(session)
+    return [await client.get(f"{ACTIONS}/amqp_subscriptions/{sid}",
+                             headers=auth(cl.ls.client_member))]
+
+
+@case("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}")
+async def update_subscription(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl, sid = await subscribed(session)
+    url = f"{ACTIONS}/amqp_subscriptions/{sid}"
+    admin = auth(cl.ls.client_admin)
+    return [await client.patch(url, json={"routing_key": "audit"}, headers=admin),
+            await client.patch(url, json={}, headers=admin)]
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", OURS, ids=ident)
+def test_has_a_case(op: tuple[str, str]) -> None:
+    """Each operation of ours is checked against the provider, or says why not."""
+    if op in NOT_IN_PROVIDER:
+        assert not in_provider(*op), f"{ident(op)} is in the provider now: write a case"
+        return
+    assert in_provider(*op), f"{ident(op)} is not in the provider: add it to NOT_IN_PROVIDER"
+    assert op in CASES or op in NOT_CHECKED, f"{ident(op)} has no conformance case"
+
+
+def test_cases_name_operations_of_ours() -> None:
+    assert set(CASES) <= set(OURS), set(CASES) - set(OURS)
+
+
+@pytest.mark.parametrize("op", sorted(CASES), ids=ident)
+async def test_answers_match_provider(
+    op: tuple[str, str], client: httpx.AsyncClient, session: AsyncSession
+) -> None:
+    answers = await CASES[op](client, session)
+    assert answers
+    for answer in answers:
+        assert answer.status_code < 300, answer.text
+        assert answer.request.method == op[0]
+        assert_answer_matches(answer, op[1], DIFFERENCES.get(op, {}))
