@@ -71,7 +71,9 @@ class EmbeddedUser(BaseModel):
     auth_types: list[AuthType]
 
 
-class Client(BaseModel):
+class ClientBase(BaseModel):
+    """An account as its own users see it (GET /iam/clients/me)."""
+
     id: int
     email: str
     name: str | None
@@ -93,6 +95,11 @@ class Client(BaseModel):
     signup_process: Literal["sign_up_full", "sign_up_simple"] | None
     custom_id: str | None
     country_code: str | None = None
+
+
+class Client(ClientBase):
+    """An account as its reseller and operators see it: ClientBase and who sells it."""
+
     seller: int | None
     resellers: int | None = Field(description="Reseller ID (null for a top-level account).")
     client_type: Literal["common", "reseller", "sales"]
