@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, EmailStr, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    EmailStr,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from cloudadmin.iam.clients.products import PRODUCTS
 from cloudadmin.iam.clients.schemas import Client
@@ -162,7 +170,18 @@ class ClientListQuery(BaseModel):
 
 
 class ClientPage(BaseModel):
+    """The provider's ClientsPaginatedArray: ``next`` and ``previous`` are optional
+    strings, so a missing link is left out rather than null."""
+
     count: int = Field(description="Every client that matches.")
-    next: str | None = Field(description="The next page; null on the last.")
-    previous: str | None = Field(description="The previous page; null on the first.")
+    next: str | None = Field(None, description="The next page; absent on the last.")
+    previous: str | None = Field(None, description="The previous page; absent on the first.")
     results: list[Client]
+
+    @model_serializer(mode="wrap")
+    def _leave_out_missing_links(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for key in ("next", "previous"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
