@@ -299,6 +299,21 @@ class TestListClients:
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == [param]
 
+    async def test_too_many_excluded_ids_is_400(self, client: httpx.AsyncClient, ls: Landscape):
+        many = ",".join(str(i) for i in range(1, 1002))
+        r = await client.get(URL, params={"id__in__exclude": many}, headers=auth(ls.reseller))
+        assert r.status_code == 400
+        assert list(r.json()["errors"]) == ["id__in__exclude"]
+
+    async def test_repeated_ordering_combines_left_to_right(
+        self, client: httpx.AsyncClient, ls: Landscape, accounts: dict[str, int]
+    ):
+        r = await client.get(URL, params=[("ordering", "-is_gone"), ("ordering", "-id")],
+                             headers=auth(ls.reseller))
+        assert r.status_code == 400 and list(r.json()["errors"]) == ["ordering"]
+        got = await listed_ids(client, ls.reseller, ordering=["status", "-companyName"])
+        assert got == [accounts[name] for name in ("zeta", "idle", "gone", "own")]
+
     async def test_unknown_parameters_are_ignored(
         self, client: httpx.AsyncClient, ls: Landscape, accounts: dict[str, int]
     ):
