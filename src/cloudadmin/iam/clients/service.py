@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,6 +60,11 @@ def embedded_user(user: User, account: ClientRow) -> EmbeddedUser:
 
 async def present(session: AsyncSession, account: ClientRow, caller: Caller) -> Client:
     users = await repository.account_users(session, account.id)
+    return presented(account, users, caller)
+
+
+def presented(account: ClientRow, users: Sequence[User], caller: Caller) -> Client:
+    """The Client of ``account``, whose users (not deleted, by id) are ``users``."""
     statuses = products.complete_service_statuses(account.service_statuses, account.capabilities)
     return Client.model_validate(
         {
