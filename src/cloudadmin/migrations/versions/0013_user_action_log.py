@@ -55,25 +55,34 @@ _resources = sa.table(
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("user_action_events", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("user_id", sa.Integer(), nullable=True))
-        batch_op.add_column(
-            sa.Column("action_type", sa.String(50), nullable=False, server_default="")
-        )
-        batch_op.add_column(
-            sa.Column("api_group", sa.String(50), nullable=False, server_default="")
-        )
-        batch_op.add_column(sa.Column("project_id", sa.Integer(), nullable=True))
-        batch_op.add_column(sa.Column("region_id", sa.Integer(), nullable=True))
-        batch_op.add_column(sa.Column("source_user_ip", sa.String(64), nullable=True))
-        batch_op.add_column(sa.Column("user_agent", sa.String(512), nullable=True))
-        batch_op.add_column(
-            sa.Column("acknowledged", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-        batch_op.create_index(
-            "ix_user_action_events_client_id_created_at_id", ["client_id", "created_at", "id"]
-        )
-        batch_op.create_index("ix_user_action_events_created_at_id", ["created_at", "id"])
+    # Plain ALTER TABLE, no batch copy: on SQLite a copy drops the old table, and with
+    # foreign keys on that deletes the events' deliveries (ON DELETE CASCADE).
+    op.add_column("user_action_events", sa.Column("user_id", sa.Integer(), nullable=True))
+    op.add_column(
+        "user_action_events",
+        sa.Column("action_type", sa.String(50), nullable=False, server_default=""),
+    )
+    op.add_column(
+        "user_action_events",
+        sa.Column("api_group", sa.String(50), nullable=False, server_default=""),
+    )
+    op.add_column("user_action_events", sa.Column("project_id", sa.Integer(), nullable=True))
+    op.add_column("user_action_events", sa.Column("region_id", sa.Integer(), nullable=True))
+    op.add_column(
+        "user_action_events", sa.Column("source_user_ip", sa.String(64), nullable=True)
+    )
+    op.add_column("user_action_events", sa.Column("user_agent", sa.String(512), nullable=True))
+    op.add_column(
+        "user_action_events",
+        sa.Column("acknowledged", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
+    op.create_index(
+        "ix_user_action_events_client_id_created_at_id", "user_action_events",
+        ["client_id", "created_at", "id"],
+    )
+    op.create_index(
+        "ix_user_action_events_created_at_id", "user_action_events", ["created_at", "id"]
+    )
     op.create_table(
         "user_action_resources",
         sa.Column("id", _BIGINT_ID, nullable=False),
@@ -88,9 +97,12 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_user_action_resources")),
     )
-    with op.batch_alter_table("user_action_resources", schema=None) as batch_op:
-        batch_op.create_index("ix_user_action_resources_event_id", ["event_id"])
-        batch_op.create_index("ix_user_action_resources_resource_id", ["resource_id"])
+    op.create_index(
+        "ix_user_action_resources_event_id", "user_action_resources", ["event_id"]
+    )
+    op.create_index(
+        "ix_user_action_resources_resource_id", "user_action_resources", ["resource_id"]
+    )
     _backfill()
 
 
@@ -158,13 +170,14 @@ def _backfill() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("user_action_resources", schema=None) as batch_op:
-        batch_op.drop_index("ix_user_action_resources_resource_id")
-        batch_op.drop_index("ix_user_action_resources_event_id")
+    op.drop_index("ix_user_action_resources_resource_id", table_name="user_action_resources")
+    op.drop_index("ix_user_action_resources_event_id", table_name="user_action_resources")
     op.drop_table("user_action_resources")
-    with op.batch_alter_table("user_action_events", schema=None) as batch_op:
-        batch_op.drop_index("ix_user_action_events_created_at_id")
-        batch_op.drop_index("ix_user_action_events_client_id_created_at_id")
-        for column in ("acknowledged", "user_agent", "source_user_ip", "region_id",
-                       "project_id", "api_group", "action_type", "user_id"):
-            batch_op.drop_column(column)
+    op.drop_index("ix_user_action_events_created_at_id", table_name="user_action_events")
+    op.drop_index(
+        "ix_user_action_events_client_id_created_at_id", table_name="user_action_events"
+    )
+    # ALTER TABLE ... DROP COLUMN (SQLite 3.35+), again without a copy of the table.
+    for column in ("acknowledged", "user_agent", "source_user_ip", "region_id",
+                   "project_id", "api_group", "action_type", "user_id"):
+        op.drop_column("user_action_events", column)
