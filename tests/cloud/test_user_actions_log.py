@@ -271,3 +271,9 @@ class TestValidation:
         assert body["exception_class"] == "ValidationError"
         assert list(body["invalid_fields"]) == [field]
 
+    async def test_text_the_database_cannot_store_is_400_under_invalid_fields(
+        self, client: httpx.AsyncClient, cl: CloudLandscape
+    ):
+        r = await client.get(f"{LOG}?search_field=a%00b", headers=auth(cl.ls.client_member))
+        assert r.status_code == 400, r.text
+        assert list(r.json()["invalid_fields"]) == ["search_field"]
