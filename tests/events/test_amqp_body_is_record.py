@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import AmqpSubscription, DeliveryState
+from cloudadmin.db.models import (
+    AmqpSubscription,
+    DeliveryState,
+    EventDelivery,
+    UserActionEvent,
+    UserActionResource,
+)
+from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.cloud.helpers import make_listener, make_project, make_region
 from tests.events.conftest import Inbox
@@ -112,3 +120,44 @@ class TestOneShape:
         record = await wait_acknowledged(client, ls.client_admin)
         assert record["acknowledged"] is True
         assert record == json.loads(inbox.received[1].body)
+
+
+async def age(session: AsyncSession, days: int) -> None:
+    """Makes every event ``days`` old and every delivery done that long ago."""
+    then = utcnow() - timedelta(days=days)
+    await session.execute(update(UserActionEvent).values(created_at=then, acknowledged=True))
+    await session.execute(update(EventDelivery).values(delivered=True, delivered_at=then))
+    await session.commit()
+
+
+async def counts(session: AsyncSession) -> tuple[int, int, int]:
+    out = []
+    for model in (UserActionEvent, EventDelivery, UserActionResource):
+        out.append((await session.execute(select(func.count()).select_from(model))).scalar_one())
+    await session.commit()
+    return out[0], out[1], out[2]
+
+
+class TestLogRetention:
+    async def test_delivered_events_stay_in_the_log_after_their_deliveries_go(
+        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        rabbit_url: str, dispatcher: Dispatcher,
+    ):
+        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+                                exchange=None, routing_key="unused")
+        await rename_a_listener(client, session, ls)
+        await age(session, 30)
+        await dispatcher.purge_delivered()
+        assert await counts(session) == (1, 0, 1)
+        [record] = await logged(client, ls.client_admin)
+        assert record["acknowledged"] is True
+
+    async def test_events_go_after_a_year(
+        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        dispatcher: Dispatcher,
+    ):
+        await rename_a_listener(client, session, ls)
+        await age(session, 366)
+        await dispatcher.purge_delivered()
+        assert await counts(session) == (0, 0, 0)
+        assert await logged(client, ls.client_admin) == []

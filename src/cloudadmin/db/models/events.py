@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from cloudadmin.db.base import Base
@@ -38,14 +38,14 @@ class UserActionEvent(Base):
     body: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     user_id: Mapped[int | None] = mapped_column(Integer)
-    action_type: Mapped[str] = mapped_column(String(50))
-    api_group: Mapped[str] = mapped_column(String(50))
+    action_type: Mapped[str] = mapped_column(String(50), server_default="")
+    api_group: Mapped[str] = mapped_column(String(50), server_default="")
     project_id: Mapped[int | None] = mapped_column(Integer)
     region_id: Mapped[int | None] = mapped_column(Integer)
     source_user_ip: Mapped[str | None] = mapped_column(String(64))
     user_agent: Mapped[str | None] = mapped_column(String(512))
     # Every subscription owed the event has confirmed it (false when none was owed).
-    acknowledged: Mapped[bool] = mapped_column(Boolean, default=False)
+    acknowledged: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     resources: Mapped[list[UserActionResource]] = relationship(
         lazy="raise", cascade="all, delete-orphan", passive_deletes=True,

@@ -117,6 +117,10 @@ def _record(body: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("is_complete", True)
     out.setdefault("total_price", None)
     out.setdefault("issued_by_user_id", body.get("user_id"))
+    for key in ("email", "project_id", "region_id", "action_data", "token_id",
+                "user_agent", "source_user_ip", "client_id"):
+        out.setdefault(key, None)
+    out.setdefault("request_id", "")
     name = (body.get("action_data") or {}).get("name")
     resources = []
     for r in body.get("resources") or []:
