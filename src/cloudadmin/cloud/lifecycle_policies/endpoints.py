@@ -1,5 +1,4 @@
-"""GET /cloud/v1/lifecycle_policy/{project_id}/{region_id}[/{policy_id}] (operation 15 and
-the list beside it)."""
+"""GET /cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id} (operation 15)."""
 
 from __future__ import annotations
 
@@ -14,34 +13,6 @@ from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset, ProjectId, Region
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
-
-NeedVolumes = Annotated[
-    bool, Query(description="Include the policy's volumes (null otherwise).")
-]
-
-
-@router.get(
-    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
-    response_model=LifecyclePolicyList,
-    name="list_lifecycle_policies",
-    summary="List snapshot lifecycle policies",
-    description="The policies of the project in the region, by id. Any user of the "
-    "account that owns the project; operators. Each policy reads as in the GET of one; "
-    "`volumes` follows `need_volumes` the same way.",
-)
-async def list_lifecycle_policies(
-    project_id: ProjectId,
-    region_id: RegionId,
-    session: Session,
-    caller: CurrentCaller,
-    need_volumes: NeedVolumes = False,
-    limit: Limit = 1000,
-    offset: Offset = 0,
-) -> LifecyclePolicyList:
-    return await service.list_(
-        session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
-        offset=offset,
-    )
 
 
 @router.get(
@@ -59,8 +30,36 @@ async def get_lifecycle_policy(
     policy_id: Annotated[int, Path(ge=1, le=INT32_MAX, description="Policy ID")],
     session: Session,
     caller: CurrentCaller,
-    need_volumes: NeedVolumes = False,
+    need_volumes: Annotated[
+        bool, Query(description="Include the policy's volumes (null otherwise).")
+    ] = False,
 ) -> LifecyclePolicy:
     return await service.get(
         session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
+    )
+
+
+@router.get(
+    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
+    response_model=LifecyclePolicyList,
+    name="list_lifecycle_policies",
+    summary="List snapshot lifecycle policies",
+    description="The policies of the project in the region, by id. Any user of the "
+    "account that owns the project; operators. Each policy reads as the GET of one does, "
+    "`volumes` following `need_volumes` the same way.",
+)
+async def list_lifecycle_policies(
+    project_id: ProjectId,
+    region_id: RegionId,
+    session: Session,
+    caller: CurrentCaller,
+    need_volumes: Annotated[
+        bool, Query(description="Include each policy's volumes, as for one policy.")
+    ] = False,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+) -> LifecyclePolicyList:
+    return await service.list_(
+        session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
+        offset=offset,
     )
