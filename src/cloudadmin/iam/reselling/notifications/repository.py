@@ -33,9 +33,14 @@ async def page(
 
 
 async def get(
-    session: AsyncSession, reseller_id: int, setting_id: int
+    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False
 ) -> NotificationSetting | None:
+    """``for_change``: the row stays locked until the transaction ends (PostgreSQL; SQLite
+    runs one writer at a time). A concurrent change waits, then finds the row as that
+    one left it: gone after a DELETE, so exactly one DELETE wins (issue 13)."""
     stmt = select(NotificationSetting).where(
         NotificationSetting.id == setting_id, NotificationSetting.reseller_id == reseller_id
     )
+    if for_change:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
     return (await session.execute(stmt)).scalar_one_or_none()
