@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db import locking
 from cloudadmin.db.models import NotificationSetting
 
 
@@ -33,14 +34,13 @@ async def page(
 
 
 async def get(
-    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False
+    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False,
+    removal: bool = False,
 ) -> NotificationSetting | None:
-    """``for_change``: the row stays locked until the transaction ends (PostgreSQL; SQLite
-    runs one writer at a time). A concurrent change waits, then finds the row as that
-    one left it: gone after a DELETE, so exactly one DELETE wins (issue 13)."""
+    """``for_change``: locked until the transaction ends (db/locking.py)."""
     stmt = select(NotificationSetting).where(
         NotificationSetting.id == setting_id, NotificationSetting.reseller_id == reseller_id
     )
     if for_change:
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        stmt = locking.for_change(stmt, removal=removal)
     return (await session.execute(stmt)).scalar_one_or_none()

@@ -57,10 +57,11 @@ async def _reseller(session: AsyncSession, caller: Caller, reseller_id: int) -> 
 
 async def _setting(
     session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int, *,
-    for_change: bool = False,
+    for_change: bool = False, removal: bool = False,
 ) -> tuple[Client, Row]:
     reseller = await _reseller(session, caller, reseller_id)
-    row = await repository.get(session, reseller.id, setting_id, for_change=for_change)
+    row = await repository.get(session, reseller.id, setting_id, for_change=for_change,
+                               removal=removal)
     if row is None:
         raise NotFound(SETTING_NOT_FOUND)
     return reseller, row
@@ -129,7 +130,7 @@ async def delete(
     session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int
 ) -> None:
     reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
-                                   for_change=True)
+                                   for_change=True, removal=True)
     await session.delete(row)
     await session.flush()
     await _record(session, actor, reseller, setting_id, "delete", {})
