@@ -119,9 +119,11 @@ def to_api_error(exc: BaseException) -> ApiError:
 def render_exception(request: Request, exc: BaseException) -> JSONResponse:
     error = to_api_error(exc)
     if isinstance(error, ServiceUnavailable) and not isinstance(exc, ApiError):
-        # Say why: a wrong database name or role answers 503 like a closed port.
-        log.warning("database unavailable: %s", exc.__class__.__name__,
-                    extra={"request_id": request_id_of(request), "detail": str(exc)[:500]})
+        # Say why: a wrong database name or role answers 503 like a closed port. The
+        # driver's message only: the statement's parameters stay out of the log.
+        reason = getattr(exc, "orig", None) or exc
+        log.warning("database unavailable: %s: %s", type(reason).__name__, str(reason)[:300],
+                    extra={"request_id": request_id_of(request)})
     if isinstance(error, InternalError) and not isinstance(exc, ApiError):
         rid = request_id_of(request)
         log.exception("unhandled error", extra={"request_id": rid}, exc_info=exc)
