@@ -21,6 +21,9 @@ class TestOpenApi:
         # Idempotency-Key's (docs/errors.md).
         assert "Idempotency-Key" in op["responses"]["422"]["description"]
         assert "422" not in paths["/iam/admin/sellers/{sellerId}"]["patch"]["responses"]
+        assert op["responses"]["422"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"}
+        assert "HTTPValidationError" not in spec["components"]["schemas"]
         assert op["responses"]["400"]["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/Error"}
 

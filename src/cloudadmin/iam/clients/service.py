@@ -146,7 +146,7 @@ async def update(
     session: AsyncSession, actor: Actor, client_id: int, body: ClientPatch
 ) -> Client:
     caller = actor.caller
-    account = await repository.get_visible(session, caller, client_id)
+    account = await repository.get_visible(session, caller, client_id, for_change=True)
     if account is None:
         raise NotFound(NOT_FOUND)
     _check_role(caller, account, set(body.model_fields_set))
@@ -171,7 +171,7 @@ async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) 
     themselves); operators for any account.
     """
     caller = actor.caller
-    account = await repository.get_visible(session, caller, client_id)
+    account = await repository.get_visible(session, caller, client_id, for_change=True)
     if account is None:
         raise NotFound(NOT_FOUND)
     if not caller.is_operator and (

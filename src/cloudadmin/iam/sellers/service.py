@@ -69,10 +69,10 @@ async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Sell
 
 
 async def _visible(
-    session: AsyncSession, caller: Caller, seller_id: int
+    session: AsyncSession, caller: Caller, seller_id: int, *, for_change: bool = False
 ) -> tuple[SellerRow, Client]:
     require(caller, CallerKind.reseller)
-    found = await repository.get_visible(session, caller, seller_id)
+    found = await repository.get_visible(session, caller, seller_id, for_change=for_change)
     if found is None:
         raise NotFound("Seller not found.")
     return found
@@ -85,7 +85,7 @@ async def get(session: AsyncSession, caller: Caller, seller_id: int) -> Seller:
 async def update(
     session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite
 ) -> Seller:
-    seller, reseller = await _visible(session, actor.caller, seller_id)
+    seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
     if await repository.email_taken(session, body.email, except_id=seller.id):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
