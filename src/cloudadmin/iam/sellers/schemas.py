@@ -1,4 +1,4 @@
-"""Wire shapes of sellers (operations 4-6)."""
+"""Wire shapes of sellers (operations 4-6) and of their list."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.page_model import LinkedPage
 
 SellerEmail = Annotated[EmailStr, Field(max_length=150)]
 FullName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -38,3 +39,9 @@ class Seller(BaseModel):
     activated: bool
     deleted: bool
     phone: str | None = Field(default=None, max_length=30)
+
+
+class SellerPage(LinkedPage):
+    """The provider's SellersPaginatedArray, answered when `limit` is given."""
+
+    results: list[Seller]
