@@ -25,6 +25,9 @@ def url(client_id: int, user_id: int) -> str:
 
 
 ENGINEERS = {"user_role": {"id": 5, "name": "Engineers"}}
+# An account the caller does not see is a missing account; a user not (or no longer) in
+# the account the caller sees is a missing user.
+NOT_FOUND = {"Account not found.", "User is not found in the specified account."}
 
 
 class TestGetGroup:
@@ -63,6 +66,7 @@ class TestGetGroup:
         ]:
             r = await client.get(url(client_id, user_id), headers=auth(token))
             assert r.status_code == 404, (token, client_id, user_id)
+            assert r.json()["message"] in NOT_FOUND
 
     @pytest.mark.parametrize(("client_id", "user_id", "field"),
                              [("0", "1", "clientId"), ("1", "x", "userId"),
@@ -175,6 +179,7 @@ class TestChangeGroup:
         ]:
             r = await client.put(url(client_id, user_id), json=ENGINEERS, headers=auth(token))
             assert r.status_code == 404, (token, client_id, user_id)
+            assert r.json()["message"] in NOT_FOUND
 
     async def test_one_event_per_real_change(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
@@ -235,6 +240,7 @@ class TestRevokeAccess:
         ]:
             r = await client.delete(url(client_id, user_id), headers=auth(token))
             assert r.status_code == 404, (token, client_id, user_id)
+            assert r.json()["message"] in NOT_FOUND
 
     async def test_bad_id_is_400(self, client: httpx.AsyncClient, c: Cast):
         r = await client.delete(f"/iam/clients/{c.ls.client_account.id}/client-users/0",

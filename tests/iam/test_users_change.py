@@ -158,6 +158,7 @@ class TestPatchUser:
         ]:
             r = await client.patch(url(target), headers=auth(token), json={"name": "x"})
             assert r.status_code == 404, (token, target)
+            assert r.json()["message"] == "User not found."
 
     async def test_one_event_with_the_changed_fields_only(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
@@ -240,6 +241,7 @@ class TestDeleteUser:
         ]:
             r = await client.delete(url(target), headers=auth(token))
             assert r.status_code == 404, (token, target)
+            assert r.json()["message"] == "User not found."
 
     async def test_bad_id_is_400(self, client: httpx.AsyncClient, c: Cast):
         r = await client.delete(url(0), headers=auth(c.ls.reseller))
@@ -262,6 +264,7 @@ class TestDeleteUser:
         r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_admin),
                                json={"name": "late"})
         assert r.status_code == 404
+        assert r.json()["message"] == "User not found."
 
     async def test_deletion_records_one_event(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession

@@ -124,6 +124,7 @@ class TestGetUser:
     ):
         missing = await client.get("/iam/users/999999", headers=auth(c.ls.reseller))
         assert missing.status_code == 404
+        assert missing.json()["message"] == "User not found."
         for token, target in [
             (c.ls.other_reseller, c.ls.member_user.id),
             (c.foreign_key, c.ls.admin_user.id),
