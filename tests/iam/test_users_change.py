@@ -215,12 +215,14 @@ class TestDeleteUser:
             assert r.status_code == 403
             assert r.json()["exception_class"] == "PermissionDenied"
 
-    async def test_a_reseller_cannot_delete_itself(
-        self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
-    ):
-        r = await client.delete(url(c.reseller_user.id), headers=auth(c.ls.reseller))
+    @pytest.mark.parametrize("who", ["reseller", "operator"])
+    async def test_nobody_deletes_itself(self, client: httpx.AsyncClient, c: Cast, who: str):
+        me = c.reseller_user if who == "reseller" else c.operator_user
+        token = getattr(c.ls, who)
+        r = await client.delete(url(me.id), headers=auth(token))
         assert r.status_code == 403
-        assert await authenticates(client, c.ls.reseller)
+        assert r.json()["message"] == "You cannot do this to your own user."
+        assert await authenticates(client, token)
 
     async def test_a_reseller_cannot_delete_an_operators_user(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession

@@ -4,6 +4,7 @@
 Who may change whom (docs/access.md, "Changing users"): an operator anyone; otherwise
 never an operator's user, and among the users the caller sees (its account; a
 reseller's clients too) a member only itself, an administrator or a reseller anyone.
+Some changes (deletion, group) are refused on one's own user, an operator's too.
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ NOT_YOURSELF = "You cannot do this to your own user."
 def check_may_change(caller: Caller, user: User, *, itself: bool) -> None:
     """403 unless ``caller`` may change ``user`` (one it sees); ``itself``: whether the
     change is allowed on the caller's own user."""
-    if caller.is_operator:
-        return
-    if user.superuser:
-        raise PermissionDenied(HIGHER_ROLE)
     if user.id == caller.user_id:
         if not itself:
             raise PermissionDenied(NOT_YOURSELF)
         return
+    if caller.is_operator:
+        return
+    if user.superuser:
+        raise PermissionDenied(HIGHER_ROLE)
     if caller.is_member:
         raise PermissionDenied()
 
