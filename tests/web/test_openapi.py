@@ -9,7 +9,7 @@ class TestOpenApi:
     async def test_operations_and_security(self, client: httpx.AsyncClient):
         spec = (await client.get("/openapi.json")).json()
         paths = spec["paths"]
-        assert set(paths["/iam/admin/sellers/{sellerId}"]) == {"get", "patch"}
+        assert set(paths["/iam/admin/sellers/{sellerId}"]) == {"get", "patch", "delete"}
         assert "post" in paths["/iam/admin/sellers"]
         assert "get" in paths["/iam/activity_log/requests"]
         scheme = spec["components"]["securitySchemes"]["APIKey"]
