@@ -16,11 +16,14 @@ import gcore
 import httpx
 import pytest
 from gcore import AsyncGcore
+from gcore.types.cloud.audit_log_entry import AuditLogEntry
 from gcore.types.cloud.lifecycle_policy import LifecyclePolicy
 from gcore.types.cloud.load_balancer_listener_detail import LoadBalancerListenerDetail
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.events.user_actions import Resource
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, make_listener, make_policy
+from tests.cloud.test_user_actions_log import act
 from tests.provider.test_conformance import CRON, INTERVAL, OURS, VOLUMES
 
 Call = Callable[[AsyncGcore, CloudLandscape, AsyncSession], Awaitable[list[Any]]]
@@ -110,6 +113,38 @@ async def read_policy(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
     return [plain, full]
 
 
+@case("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}")
+async def list_policies(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
+    empty = await sdk.cloud.snapshot_schedules.list()
+    assert empty.count == 0 and empty.results == []
+    full = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
+                             volumes=VOLUMES)
+    bare = await make_policy(session, cl.project, cl.region, name="bare", status="paused")
+    plain = await sdk.cloud.snapshot_schedules.list()
+    volumes = await sdk.cloud.snapshot_schedules.list(extra_query={"need_volumes": "true"})
+    assert plain.count == 2 and [p.id for p in plain.results] == [full, bare]
+    assert [len(p.volumes) for p in volumes.results] == [1, 0]
+    return [*plain.results, *volumes.results]
+
+
+@case("GET", "/cloud/v1/user_actions")
+async def list_user_actions(
+    sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
+) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    await sdk.patch(f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
+                    body={"name": "web-1"}, cast_to=LoadBalancerListenerDetail)
+    # Without project, region or search field (an account-level action).
+    await act(session, cl.ls.client_account, action_type="create", api_group="user",
+              resources=[Resource("user", "u-5")])
+    page = await sdk.cloud.audit_logs.list()
+    walked = [x async for x in sdk.cloud.audit_logs.list(limit=1, order_by="asc")]  # 2 pages
+    only = await sdk.cloud.audit_logs.list(api_group=["lblistener"], project_id=[cl.project])
+    assert page.count == 2 and [x.id for x in walked] == [x.id for x in reversed(page.results)]
+    assert [r.search_field for x in only.results for r in x.resources] == ["web-1"]
+    return [*page.results, *walked, *only.results]
+
+
 CLOUD = [op for op in OURS if op[1].startswith("/cloud/")]
 
 
@@ -131,4 +166,6 @@ async def test_sdk_reads_the_answer(
     parsed = await CASES[op](sdk, cl, session)
     assert parsed
     for model in parsed:
-        assert isinstance(model, LoadBalancerListenerDetail | LifecyclePolicy), type(model)
+        assert isinstance(model, LoadBalancerListenerDetail | LifecyclePolicy | AuditLogEntry), (
+            type(model)
+        )

@@ -26,8 +26,9 @@ from tests.cloud.helpers import (
     make_prices,
     make_subscription,
 )
-from tests.factories import auth, make_seller
+from tests.factories import auth, make_seller, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD
+from tests.iam.users_helpers import Cast, cast
 from tests.provider.conformance import assert_answer_matches, in_provider
 from tests.provider.extract import our_operations
 
@@ -514,6 +515,180 @@ async def addendum(client: httpx.AsyncClient, session: AsyncSession) -> list[htt
     await insert_addendums(session, [row])
     return [await client.get(f"/billing/org/v1/addendums/{row['id']}",
                              headers=auth(cl.ls.client_admin))]
+
+
+# -- users, client users and sellers of h14-users -------------------------------------------
+
+
+async def varied_users(session: AsyncSession) -> Cast:
+    """The users helpers' cast, plus users whose optional values are set, or in no group."""
+    c = await cast(session)
+    await make_user(session, c.ls.client_account, groups=(2,), name="Nina Named",
+                    phone="+49 30 1234", company="Shop GmbH", lang="de", sso_auth=True,
+                    two_fa=True, auth_types=["password", "sso"], activated=False)
+    await make_user(session, c.ls.client_account, groups=())
+    await session.commit()
+    return c
+
+
+@case("GET", "/iam/users")
+async def list_users(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    c = await varied_users(session)
+    url = "/iam/users"
+    admin = auth(c.ls.client_admin)
+    return [await client.get(url, headers=admin),  # no limit: count and results only
+            await client.get(url, params={"limit": 2}, headers=admin),  # next
+            await client.get(url, params={"limit": 2, "offset": 2}, headers=admin),  # previous
+            await client.get(url, params={"limit": 1, "offset": 1}, headers=admin),  # both
+            await client.get(url, params={"offset": 99}, headers=admin),  # no results
+            await client.get(url, headers=auth(c.ls.reseller)),
+            await client.get(url, headers=auth(c.ls.operator))]
+
+
+@case("GET", "/iam/users/{userId}")
+async def read_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    c = await varied_users(session)
+    listed = (await client.get("/iam/users", headers=auth(c.ls.client_admin))).json()
+    return [await client.get(f"/iam/users/{u['id']}", headers=auth(c.ls.client_member))
+            for u in listed["results"]] + [
+        await client.get(f"/iam/users/{c.reseller_user.id}", headers=auth(c.ls.reseller)),
+        await client.get(f"/iam/users/{c.operator_user.id}", headers=auth(c.ls.operator)),
+        await client.get(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator))]
+
+
+@case("PATCH", "/iam/users/{userId}")
+async def update_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    c = await cast(session)
+    url = f"/iam/users/{c.ls.member_user.id}"
+    member = auth(c.ls.client_member)
+    return [
+        await client.patch(url, json={}, headers=member),
+        await client.patch(url, json={"name": "Mia Member", "phone": "+49 30 1234", "lang": "de",
+                                      "auth_types": ["password", "sso"]}, headers=member),
+        await client.patch(url, json={"phone": None, "name": None}, headers=member),
+        await client.patch(url, json={"email": "mia@shop.example"},
+                           headers=auth(c.ls.client_admin)),
+        await client.patch(f"/iam/users/{c.reseller_user.id}", json={"name": "Rita"},
+                           headers=auth(c.ls.reseller)),
+    ]
+
+
+@case("DELETE", "/iam/users/{userId}")
+async def delete_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    c = await cast(session)
+    return [await client.delete(f"/iam/users/{c.ls.member_user.id}", headers=auth(c.ls.reseller)),
+            await client.delete(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator))]
+
+
+def client_user(account_id: int, user_id: int) -> str:
+    return f"/iam/clients/{account_id}/client-users/{user_id}"
+
+
+@case("GET", "/iam/clients/{clientId}/client-users/{userId}")
+async def read_client_user(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    c = await cast(session)
+    loner = await make_user(session, c.ls.client_account, groups=())  # no user_role at all
+    await session.commit()
+    account = c.ls.client_account.id
+    return [await client.get(client_user(account, uid), headers=auth(c.ls.client_admin))
+            for uid in (c.ls.member_user.id, c.ls.admin_user.id, c.boss.id, loner.id)]
+
+
+@case("PUT", "/iam/clients/{clientId}/client-users/{userId}")
+async def change_client_user(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    c = await cast(session)
+    url = client_user(c.ls.client_account.id, c.ls.member_user.id)
+    return [await client.put(url, json={"user_role": {"id": 5, "name": "Engineers"}},
+                             headers=auth(c.ls.client_admin)),
+            await client.put(url, json={"user_role": {"id": 1, "name": "Administrators"}},
+                             headers=auth(c.ls.reseller))]
+
+
+@case("DELETE", "/iam/clients/{clientId}/client-users/{userId}")
+async def revoke_client_user(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    c = await cast(session)
+    account = c.ls.client_account.id
+    return [await client.delete(client_user(account, c.ls.member_user.id),
+                                headers=auth(c.ls.client_admin)),
+            await client.delete(client_user(account, c.boss.id), headers=auth(c.ls.operator))]
+
+
+@case("GET", "/iam/admin/sellers")
+async def list_sellers(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/admin/sellers"
+    reseller = auth(cl.ls.reseller)
+    empty = [await client.get(url, headers=reseller),
+             await client.get(url, params={"limit": 5}, headers=reseller)]
+    await make_seller(session, cl.ls.reseller_account, phone="+1 555 0100", activated=True)
+    await make_seller(session, cl.ls.reseller_account, deleted=True)
+    (await make_seller(session, cl.ls.reseller_account)).company = None  # the reseller's name
+    await make_seller(session, cl.ls.other_reseller_account)
+    await session.commit()
+    return [*empty,
+            await client.get(url, headers=reseller),  # an array
+            await client.get(url, params={"limit": 2}, headers=reseller),  # a page: next
+            await client.get(url, params={"limit": 1, "offset": 1}, headers=reseller),  # both
+            await client.get(url, params={"limit": 2, "offset": 2}, headers=reseller),
+            await client.get(url, headers=auth(cl.ls.operator))]
+
+
+@case("DELETE", "/iam/admin/sellers/{sellerId}")
+async def delete_seller(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    mine = await make_seller(session, cl.ls.reseller_account)
+    other = await make_seller(session, cl.ls.other_reseller_account)
+    await session.commit()
+    return [await client.delete(f"/iam/admin/sellers/{mine.id}", headers=auth(cl.ls.reseller)),
+            await client.delete(f"/iam/admin/sellers/{other.id}", headers=auth(cl.ls.operator))]
+
+
+# -- cloud reads of h14-cloudreads (lifecycle policy list, the user-action log) -------------
+
+
+@case("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}")
+async def list_policies(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}"
+    member = auth(cl.ls.client_member)
+    empty = await client.get(url, headers=member)
+    await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
+                      volumes=VOLUMES)
+    await make_policy(session, cl.project, cl.region, name="bare", status="paused")
+    return [empty, *[await client.get(url, params=params, headers=member)
+                     for params in ({}, {"need_volumes": "true"}, {"need_volumes": "false"},
+                                    {"limit": 1, "offset": 1})],
+            await client.get(url, headers=auth(cl.ls.operator))]
+
+
+@case("GET", "/cloud/v1/user_actions")
+async def user_actions_log(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    from cloudadmin.events.user_actions import Resource
+    from tests.cloud.test_user_actions_log import act
+
+    cl = await cloud_landscape(session)
+    admin = auth(cl.ls.client_admin)
+    empty = await client.get(ACTIONS, headers=admin)
+    lid = await make_listener(session, cl.project, cl.region)
+    await client.patch(f"{listeners(cl)}/{lid}", json={"name": "renamed"},
+                       headers={**admin, "User-Agent": "ua/2"})
+    # Recorded without project, region or search field (an account-level action).
+    await act(session, cl.ls.client_account, action_type="create", api_group="user",
+              resources=[Resource("user", "u-5")])
+    return [empty, await client.get(ACTIONS, headers=admin),
+            await client.get(ACTIONS, params={"limit": 1, "offset": 1}, headers=admin),
+            await client.get(ACTIONS, params={"order_by": "asc", "api_group": "lblistener"},
+                             headers=admin),
+            await client.get(ACTIONS, headers=auth(cl.ls.reseller)),
+            await client.get(ACTIONS, headers=auth(cl.ls.operator))]
 
 
 # -- the checks ----------------------------------------------------------------------------
