@@ -497,5 +497,5 @@ class TestRoleLimits:
         r = await client.patch(f"/iam/clients/{account.id}", json={}, headers=auth(token))
         assert r.status_code == 200, r.text
         listed = (await client.get(url(account.id), headers=auth(token))).json()
-        assert len(listed) == 1 and "role" not in listed[0]["client_user"]
+        assert len(listed) == 1 and listed[0]["client_user"]["role"] == ADMINS
         assert "name" not in listed[0] and "last_usage" in listed[0]

@@ -70,8 +70,8 @@ class TokenIssuer(BaseModel):
     user_email: str = Field(description="The issuer's e-mail address.")
     client_id: int = Field(description="The account.")
     role: Role | None = omitted(
-        "The token's role; absent for a key made without one (the CLI's `apikey create`), "
-        "which acts with every group of its user.")
+        "The token's role. A key made without one (the CLI's `apikey create`) acts with "
+        "every group of its user and shows the highest; absent if the user has none.")
 
 
 class ApiToken(BaseModel):

@@ -49,6 +49,10 @@ def resolve_role(text: str) -> int | None:
 
 def view(key: ApiKey, user: User) -> ApiToken:
     now = utcnow()
+    # A key made without a role (CLI, imports) acts with every group of its user: it
+    # shows the highest of them.
+    role_id = key.role_id if key.role_id is not None else next(
+        (g for g in _DEFAULT_ORDER if g in user.group_ids), None)
     return ApiToken(
         id=key.id, name=key.name, description=key.description,
         exp_date=isoformat_z(key.expires_at) if key.expires_at else None,
@@ -58,8 +62,8 @@ def view(key: ApiKey, user: User) -> ApiToken:
         client_user=TokenIssuer(
             deleted=key.revoked, user_id=user.id, user_name=user.name or user.email,
             user_email=user.email, client_id=user.client_id,
-            role=Role(id=key.role_id, name=GROUPS[key.role_id])  # type: ignore[arg-type]
-            if key.role_id is not None else None,
+            role=Role(id=role_id, name=GROUPS[role_id])  # type: ignore[arg-type]
+            if role_id is not None else None,
         ),
         last_usage=isoformat_z(key.last_usage) if key.last_usage else None,
     )
