@@ -13,6 +13,7 @@ from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import ApiKey, Group, User
+from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.types import utcnow
 from tests.factories import Landscape, auth, landscape, make_client, make_key, make_user
 from tests.iam.accounts_helpers import events, fresh
@@ -208,14 +209,18 @@ class TestCreateToken:
         assert missing in r.json()["errors"]
 
     async def test_a_retry_with_the_same_idempotency_key_issues_once(
-        self, client: httpx.AsyncClient, ls: Landscape
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         headers = {**auth(ls.client_admin), "Idempotency-Key": "token-1"}
         first = await client.post(url(ls.client_account.id), json=body(), headers=headers)
         again = await client.post(url(ls.client_account.id), json=body(), headers=headers)
         assert first.status_code == again.status_code == 200
         assert again.headers["idempotent-replayed"] == "true"
-        assert again.json()["id"] == first.json()["id"]
+        assert again.json() == first.json()
+        # The stored answer is kept encrypted: the database never holds the secret.
+        [stored] = (await session.execute(select(IdempotencyKey.body))).scalars().all()
+        await session.commit()
+        assert stored is not None and secret_of(first.json()["token"]).encode() not in stored
 
     async def test_the_event_never_holds_the_token(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession

@@ -12,7 +12,7 @@ from cloudadmin.iam.api_tokens.repository import TokenFilter
 from cloudadmin.iam.api_tokens.schemas import ApiToken, ApiTokenCreated, TokenCreate
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32, Id32Filter
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import IDEMPOTENT, SECRET_ANSWER
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["API Tokens"])
@@ -48,7 +48,7 @@ async def list_api_tokens(
 @router.post(
     "/iam/clients/{clientId}/tokens", response_model=ApiTokenCreated,
     name="create_api_token", summary="Issue an API token",
-    dependencies=[IDEMPOTENT],
+    dependencies=[IDEMPOTENT, SECRET_ANSWER],
     description="Issues a token that acts as the calling user with the given role (not above "
     "the caller's own: 400), in the caller's own account. The answer's `token` is shown "
     "once.",
