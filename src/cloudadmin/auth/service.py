@@ -115,9 +115,14 @@ async def _note_usage(conn: AsyncConnection, key_id: int, now: datetime) -> None
 
 
 # Through SQLAlchemy's execution (not the driver path): rare, and seen by its events.
+# A key row another transaction holds (a change request that noted the same key's use a
+# moment ago, a DELETE of the token) is skipped, not waited for: PostgreSQL's SKIP
+# LOCKED (SQLite, one writer at a time, compiles no FOR UPDATE).
 _TOUCH = (
     update(ApiKey)
-    .where(ApiKey.id == bindparam("key_id"),
-           or_(ApiKey.last_usage.is_(None), ApiKey.last_usage < bindparam("cutoff")))
+    .where(ApiKey.id == select(ApiKey.id).where(
+        ApiKey.id == bindparam("key_id"),
+        or_(ApiKey.last_usage.is_(None), ApiKey.last_usage < bindparam("cutoff")),
+    ).with_for_update(skip_locked=True).scalar_subquery())
     .values(last_usage=bindparam("now"))
 )
