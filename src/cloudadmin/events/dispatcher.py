@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sqlalchemy import Table, and_, delete, exists, or_, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cloudadmin.db.dialect import upsert
 from cloudadmin.db.models import (
@@ -36,6 +36,7 @@ from cloudadmin.db.models import (
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.mail import MailError, MailSender
+from cloudadmin.events.user_actions import published_record
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 
@@ -43,6 +44,9 @@ log = logging.getLogger("cloudadmin.dispatcher")
 
 MAX_BACKOFF = 300.0
 RETENTION = timedelta(days=7)
+# The user-action log (GET /cloud/v1/user_actions) reads the events: they are kept this
+# long, and longer while a delivery is still owed.
+LOG_RETENTION = timedelta(days=365)
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -226,7 +230,8 @@ class Dispatcher:
                 return
             rows = (
                 await session.execute(
-                    select(EventDelivery.id, UserActionEvent.event_id, UserActionEvent.body)
+                    select(EventDelivery.id, EventDelivery.event_id.label("event_pk"),
+                           UserActionEvent.event_id, UserActionEvent.body)
                     .join(UserActionEvent, UserActionEvent.id == EventDelivery.event_id)
                     .where(EventDelivery.subscription_id == sid,
                            EventDelivery.delivered.is_(False))
@@ -242,7 +247,8 @@ class Dispatcher:
         try:
             confirmed = await asyncio.wait_for(
                 self.brokers.publish(
-                    url, exchange, routing_key, [(r.event_id, r.body) for r in rows]
+                    url, exchange, routing_key,
+                    [(r.event_id, published_record(r.body)) for r in rows],
                 ),
                 self.publish_timeout,
             )
@@ -255,11 +261,9 @@ class Dispatcher:
             return
         self.delivered_count += confirmed
         done = [r.id for r in rows[:confirmed]]
+        acked = sorted({r.event_pk for r in rows[:confirmed]})
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(EventDelivery).where(EventDelivery.id.in_(done))
-                .values(delivered=True, delivered_at=utcnow())
-            )
+            await self._mark_delivered(session, done, acked)
             if confirmed == len(rows):
                 await session.execute(
                     update(DeliveryState).where(DeliveryState.subscription_id == sid)
@@ -267,6 +271,34 @@ class Dispatcher:
                 )
         if confirmed < len(rows):
             await self._failed(sid, "the broker did not confirm every message", used)
+
+    async def _mark_delivered(
+        self, session: AsyncSession, deliveries: list[int], events: list[int]
+    ) -> None:
+        """Marks deliveries done and acknowledges the events nothing is owed for any more.
+
+        The events are locked first (in id order, so lanes never deadlock): a lane
+        delivering the same event to another subscription then waits, and its check
+        sees this lane's deliveries; without the lock both could see the other's
+        delivery pending and neither would acknowledge.
+        """
+        if self._skip_locked:  # PostgreSQL; SQLite serialises writers anyway
+            await session.execute(
+                select(UserActionEvent.id).where(UserActionEvent.id.in_(events))
+                .order_by(UserActionEvent.id).with_for_update()
+            )
+        await session.execute(
+            update(EventDelivery).where(EventDelivery.id.in_(deliveries))
+            .values(delivered=True, delivered_at=utcnow())
+        )
+        pending = exists().where(EventDelivery.event_id == UserActionEvent.id,
+                                 EventDelivery.delivered.is_(False))
+        await session.execute(
+            update(UserActionEvent)
+            .where(UserActionEvent.id.in_(events), ~pending)
+            .values(acknowledged=True)
+            .execution_options(synchronize_session=False)
+        )
 
     async def _failed(self, sid: int, error: str, used: tuple[str, ...]) -> None:
         async with self.sessions() as session, session.begin():
@@ -296,9 +328,13 @@ class Dispatcher:
                 .values(lease_owner=None, lease_until=None)
             )
 
-    async def purge_delivered(self, older_than: timedelta = RETENTION) -> None:
-        """Delivered rows and fully delivered events are kept for a week, then dropped."""
+    async def purge_delivered(
+        self, older_than: timedelta = RETENTION, log_older_than: timedelta = LOG_RETENTION
+    ) -> None:
+        """Delivered rows and sent mails are kept for a week, then dropped; fully
+        delivered events, which are the user-action log, for a year."""
         cutoff: datetime = utcnow() - older_than
+        log_cutoff: datetime = utcnow() - log_older_than
         async with self.sessions() as session, session.begin():
             await session.execute(
                 delete(EventDelivery).where(EventDelivery.delivered.is_(True),
@@ -306,7 +342,7 @@ class Dispatcher:
             )
             await session.execute(
                 delete(UserActionEvent).where(
-                    UserActionEvent.created_at < cutoff,
+                    UserActionEvent.created_at < log_cutoff,
                     ~exists().where(EventDelivery.event_id == UserActionEvent.id),
                 )
             )

@@ -7,7 +7,7 @@ Keys made before (the CLI's `apikey create`, imports) keep role_id NULL: they ac
 every group of their user (docs/iam.md, "API tokens").
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-11-23 14:00:00
 """
 
@@ -19,7 +19,7 @@ from alembic import op
 from cloudadmin.db.types import UTCDateTime
 
 revision: str = "0014"
-down_revision: str | None = "0012"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
