@@ -52,8 +52,6 @@ async def list_api_tokens(
     description="Issues a token that acts as the calling user with the given role (not above "
     "the caller's own: 400), in the caller's own account. The answer's `token` is shown "
     "once.",
-    responses={400: {"description": "Invalid role, a role above the caller's, or an "
-                     "invalid field."}},
 )
 async def create_api_token(
     clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor,  # noqa: N803
