@@ -45,6 +45,16 @@ NOT_IN_PROVIDER = {
 NOT_CHECKED: dict[tuple[str, str], str] = {}
 # Documented differences from the provider's schema: a part of the error message -> why.
 DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
+    ("POST", "/iam/clients/{clientId}/tokens"): {
+        "'last_usage' is a required property":
+            "docs/iam.md, API tokens: absent until the token is first used (not null)",
+    },
+    ("GET", "/iam/clients/{clientId}/tokens"): {
+        "'name' is a required property":
+            "docs/iam.md, API tokens: a key made without a name (CLI) answers none",
+        "'last_usage' is a required property":
+            "docs/iam.md, API tokens: absent until the token is first used (not null)",
+    },
     ("GET", "/billing/org/v1/addendums"): {
         "'status_at_active_at' is a required property":
             "docs/billing.md: present only with active_at (absent otherwise, not null)",
@@ -119,6 +129,55 @@ async def create_client_user(
              "user_role": {"id": 1, "name": "Administrators"}}
     return [await client.post(url, json=body, headers=auth(cl.ls.reseller)),
             await client.post(url, json=admin, headers=auth(cl.ls.client_admin))]
+
+
+TOKEN = {"name": "CI", "description": "deploys", "exp_date": "2099-01-01T12:00:00.000000Z",
+         "client_user": {"role": {"id": 5, "name": "Engineers"}}}
+
+
+async def used_tokens(client: httpx.AsyncClient, cl: CloudLandscape) -> list[int]:
+    """Two tokens of the client account (one of them bare), each used once (last_usage)."""
+    url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
+    made = [(await client.post(url, json=b, headers=auth(cl.ls.client_admin))).json()
+            for b in (TOKEN, {"name": "bare", "exp_date": None, "client_user": {}})]
+    for m in made:
+        assert (await client.get(url, headers=auth(m["token"]))).status_code == 200
+    return [m["id"] for m in made]
+
+
+@case("POST", "/iam/clients/{clientId}/tokens")
+async def create_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
+    return [await client.post(url, json=TOKEN, headers=auth(cl.ls.client_admin)),
+            await client.post(url, json={"name": "m", "exp_date": None, "client_user": {}},
+                              headers=auth(cl.ls.client_member))]
+
+
+@case("GET", "/iam/clients/{clientId}/tokens")
+async def list_tokens(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await used_tokens(client, cl)
+    url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
+    # The unfiltered list also holds the landscape's keys, made without a name or a role.
+    return [await client.get(url, headers=auth(cl.ls.client_admin)),
+            await client.get(url, params={"role": "Engineers"}, headers=auth(cl.ls.reseller))]
+
+
+@case("GET", "/iam/clients/{clientId}/tokens/{tokenId}")
+async def read_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
+    return [await client.get(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
+            for tid in await used_tokens(client, cl)]
+
+
+@case("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}")
+async def delete_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
+    return [await client.delete(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
+            for tid in await used_tokens(client, cl)]
 
 
 SELLER = {"email": "jane@sales.example", "full_name": "Jane Seller", "phone": "+1 (555) 0100"}

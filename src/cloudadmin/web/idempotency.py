@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any
@@ -40,6 +41,7 @@ from cloudadmin.auth.deps import CurrentCaller
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import Conflict, Unprocessable
+from cloudadmin.kit.crypto import SecretBox
 
 log = logging.getLogger("cloudadmin.idempotency")
 
@@ -51,6 +53,8 @@ LEASE_SECONDS = 60
 # Expired keys deleted per claim: enough to keep up with any claim rate, small enough
 # that a claim stays one short statement.
 PURGE_BATCH = 100
+# Marks a stored answer kept encrypted (SECRET_ANSWER).
+_SEALED = b"sealed:"
 # Claims tried before giving up with 409 (each retry follows a concurrent release or
 # takeover of the same key, which does not happen twice in a row in practice).
 _ATTEMPTS = 3
@@ -116,9 +120,11 @@ async def idempotency_key(
         return
     session: AsyncSession = await request.state.db.session()
     ttl = timedelta(hours=request.app.state.settings.idempotency_ttl_hours)
+    box: SecretBox = request.app.state.secret_box
     request.state.idempotency = await claim(
         session, caller.account_id, key,
         fingerprint(request, caller, await request.body()), ttl=ttl,
+        unseal=lambda sealed: box.decrypt(sealed.decode()).encode(),
     )
 
 
@@ -126,9 +132,19 @@ async def idempotency_key(
 IDEMPOTENT: Any = Depends(idempotency_key)
 
 
+async def _secret_answer(request: Request) -> None:
+    request.state.idempotency_sealed = True
+
+
+# Declared beside IDEMPOTENT by an endpoint whose answer holds a secret shown once (an
+# API token): its stored answer is kept encrypted (SecretBox), never in clear.
+SECRET_ANSWER: Any = Depends(_secret_answer)
+
+
 async def claim(
     session: AsyncSession, account_id: int, key: str, request_hash: str, *,
     ttl: timedelta, now: datetime | None = None,
+    unseal: Callable[[bytes], bytes] | None = None,
 ) -> Held:
     """Claim ``key`` for this request, committed at once so that concurrent requests
     (any process) see it; or raise Replay, Unprocessable or Conflict.
@@ -162,7 +178,7 @@ async def claim(
                     f"This {HEADER} was used for another request (another body, path or "
                     "user); use a new key for a new request.")
             if row.status_code is not None:
-                raise Replay(_stored_response(row))
+                raise Replay(_stored_response(row, unseal))
             if row.created_at > now - timedelta(seconds=LEASE_SECONDS):
                 raise Conflict(f"A request with this {HEADER} is still running; retry "
                                "once it has answered.")
@@ -194,8 +210,11 @@ async def _purge(session: AsyncSession, cutoff: datetime) -> None:
         delete(_table).where(tuple_(_c.account_id, _c.idempotency_key).in_(expired)))
 
 
-def _stored_response(row: Any) -> Response:
-    return Response(content=row.body, status_code=row.status_code,
+def _stored_response(row: Any, unseal: Callable[[bytes], bytes] | None = None) -> Response:
+    body = row.body
+    if body is not None and body.startswith(_SEALED) and unseal is not None:
+        body = unseal(body[len(_SEALED):])
+    return Response(content=body, status_code=row.status_code,
                     media_type=row.content_type, headers={REPLAYED_HEADER: "true"})
 
 
@@ -213,6 +232,9 @@ async def record(request: Request, db: Any, response: Response) -> None:
     mine = (_c.account_id == held.account_id, _c.idempotency_key == held.key,
             _c.claim == held.claim)
     body = getattr(response, "body", None)
+    if isinstance(body, bytes) and getattr(request.state, "idempotency_sealed", False):
+        box: SecretBox = request.app.state.secret_box
+        body = _SEALED + box.encrypt(body.decode()).encode()
     result: CursorResult[Any]
     if isinstance(body, bytes):
         result = await session.execute(  # type: ignore[assignment]

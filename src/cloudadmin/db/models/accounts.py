@@ -116,7 +116,9 @@ Index("uq_users_email_lower", func.lower(User.email), unique=True)
 
 
 class ApiKey(Base):
-    """An API key; only a hash of its secret is stored."""
+    """An API key (an API token of /iam/clients/{clientId}/tokens); only a hash of its
+    secret is stored. ``user_id`` is the user who issued it and whom it acts as,
+    ``revoked`` its deletion flag, ``expires_at`` its exp_date."""
 
     __tablename__ = "api_keys"
 
@@ -129,3 +131,8 @@ class ApiKey(Base):
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.current_timestamp()
     )
+    description: Mapped[str | None] = mapped_column(String(255))
+    # Written at most once a minute per key (auth/service.py), never per request.
+    last_usage: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The group the key acts with; NULL (keys of the CLI, imports): every group of its user.
+    role_id: Mapped[int | None] = mapped_column(Integer, fk("groups.id"))

@@ -1,0 +1,94 @@
+"""Wire shapes of an API token, as the provider's iam_api.yaml documents them
+(schemas-Token, TokenResponse, CreateTokenResponse)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from cloudadmin.kit.ints import Int32
+from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.timeparse import parse_instant
+
+GroupName = Literal[
+    "Users", "Administrators", "Engineers", "Purge and Prefetch only (API)",
+    "Purge and Prefetch only (API+Web)",
+]
+
+
+def _instant(value: object) -> object:
+    return parse_instant(value) if isinstance(value, str) else value
+
+
+Instant = Annotated[datetime, BeforeValidator(_instant)]
+
+
+class RoleIn(BaseModel):
+    """The provider's Group: the id, the name, or both (which must agree)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Int32 | None = Field(default=None, description="Group id: 1, 2, 5, 3009 or 3022.")
+    name: str | None = Field(default=None, max_length=100, description="Group name.")
+
+
+class ClientUserIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: RoleIn | None = Field(
+        default=None, description="The token's role; without it, the issuer's own "
+        "(Administrators for an administrator).")
+
+
+class TokenCreate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+                                           max_length=255)] = Field(
+        description="API token name.")
+    description: Annotated[str, StringConstraints(max_length=255)] | None = Field(
+        default=None, description="API token description.")
+    exp_date: Instant | None = Field(
+        description="When the token expires (RFC 3339, UTC); null: never. Must be in "
+        "the future.")
+    client_user: ClientUserIn = Field(description="The token's role.")
+
+
+class Role(BaseModel):
+    id: int = Field(description="Group id.")
+    name: GroupName = Field(description="Group name.")
+
+
+class TokenIssuer(BaseModel):
+    """The provider's ClientUser: the token's role and issuer."""
+
+    deleted: bool = Field(description="Deletion flag of the token.")
+    user_id: int = Field(description="The user who issued the token (and whom it acts as).")
+    user_name: str = Field(description="The issuer's name (its e-mail when it has none).")
+    user_email: str = Field(description="The issuer's e-mail address.")
+    client_id: int = Field(description="The account.")
+    role: Role | None = omitted(
+        "The token's role. A key made without one (the CLI's `apikey create`) acts with "
+        "every group of its user and shows the highest; absent if the user has none.")
+
+
+class ApiToken(BaseModel):
+    id: int = Field(description="API token id (the part before `_` of the token).")
+    name: str | None = omitted("API token name.")
+    description: str | None = omitted("API token description.")
+    exp_date: str | None = Field(description="When the token expires (RFC 3339, UTC); "
+                                 "null: never.")
+    deleted: bool = Field(description="True once the token was deleted.")
+    expired: bool = Field(description="True once exp_date has passed.")
+    created: str = Field(description="When the token was issued (RFC 3339, UTC).")
+    client_user: TokenIssuer
+    last_usage: str | None = omitted(
+        "When the token last authenticated a request (RFC 3339, UTC), to the minute: "
+        "absent until it is first used.")
+
+
+class ApiTokenCreated(ApiToken):
+    token: str = Field(description="The token to send as `Authorization: APIKey <token>`. "
+                       "Shown only in this answer: only a hash of its secret is stored.")
