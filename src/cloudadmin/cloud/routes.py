@@ -9,6 +9,7 @@ from cloudadmin.cloud.lifecycle_policies.endpoints import router as lifecycle_po
 from cloudadmin.cloud.listeners.endpoints import router as listeners_router
 from cloudadmin.cloud.pricing.endpoints import router as pricing_router
 from cloudadmin.cloud.users.endpoints import router as users_router
+from cloudadmin.cloud.webhook_subscriptions.endpoints import router as webhooks_router
 
 routers: list[APIRouter] = [
     listeners_router,
@@ -16,4 +17,5 @@ routers: list[APIRouter] = [
     pricing_router,
     users_router,
     amqp_subscriptions_router,
+    webhooks_router,
 ]

@@ -21,6 +21,11 @@ from cloudadmin.db.models.events import (
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
+from cloudadmin.db.models.webhooks import (
+    WebhookDelivery,
+    WebhookDeliveryState,
+    WebhookSubscription,
+)
 
 __all__ = [
     "GROUPS",
@@ -45,5 +50,8 @@ __all__ = [
     "Seller",
     "User",
     "UserActionEvent",
+    "WebhookDelivery",
+    "WebhookDeliveryState",
+    "WebhookSubscription",
     "user_groups",
 ]
