@@ -11,10 +11,10 @@ URL_MAX = 2048
 HEADER_NAME_MAX = 255
 HEADER_VALUE_MAX = 4096
 # RFC 9110 token characters.
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_HOST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9\-_.]*[A-Za-z0-9])?\.?$")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]*[A-Za-z0-9])?\.?")
 # Visible ASCII, space and tab: what HTTP/1.1 carries as a header value unchanged.
-_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 # Headers the service sets itself, or that steer the connection rather than say who
 # sends: a subscriber's value there would break or smuggle the request.
 RESERVED_HEADERS = frozenset({
@@ -48,7 +48,7 @@ def url_problems(value: str, outbound: Outbound) -> list[str]:
         found.append("The URL must not have a fragment (#).")
     if not host:
         found.append("The host is missing.")
-    elif not (_HOST_NAME.match(host) or (":" in host and parts.netloc.count("[") == 1)):
+    elif not (_HOST_NAME.fullmatch(host) or (":" in host and parts.netloc.count("[") == 1)):
         found.append("The host is not a valid host name or address.")
     if port == 0:
         found.append("The port must be from 1 to 65535.")
@@ -65,7 +65,7 @@ def header_name_problems(value: str) -> list[str]:
         return ["This field may not be blank."]
     if len(value) > HEADER_NAME_MAX:
         return [f"Ensure this value has at most {HEADER_NAME_MAX} characters."]
-    if not _TOKEN.match(value):
+    if not _TOKEN.fullmatch(value):
         return ["Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."]
     if value.lower() in RESERVED_HEADERS:
         return [f"The header {value} is set by the service and cannot be used."]
@@ -78,7 +78,7 @@ def header_value_problems(value: str) -> list[str]:
         return ["This field may not be blank."]
     if len(value) > HEADER_VALUE_MAX:
         return [f"Ensure this value has at most {HEADER_VALUE_MAX} characters."]
-    if not _HEADER_VALUE.match(value) or value != value.strip(" \t"):
+    if not _HEADER_VALUE.fullmatch(value) or value != value.strip(" \t"):
         return ["Enter a valid HTTP header value: visible ASCII characters and spaces, "
                 "without leading or trailing spaces."]
     return []
