@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     Client,
     UserActionEvent,
@@ -34,6 +36,7 @@ from cloudadmin.kit.outbound import Outbound
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.events.receiver import Receiver, wait_for
+from tests.events.test_status import status_output
 from tests.factories import Landscape, auth, next_id
 
 SECRET = "Bearer wh-s3cret-header-value"
@@ -368,3 +371,24 @@ class TestOutbox:
         await act(session, ls.client_account)
         await webhook_dispatcher.purge_delivered(older_than=timedelta(0))
         assert await pending(session) == 1
+
+
+class TestStatus:
+    async def test_events_status_lists_webhooks_without_the_secret(
+        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        webhook_dispatcher: Dispatcher, settings: Settings, tmp_path: Path,
+    ):
+        good = await make_webhook(session, app.state.secret_box, ls.client_account,
+                                  receiver.url)
+        bad = await make_webhook(session, app.state.secret_box, ls.reseller_account,
+                                 Receiver().url)
+        await act(session, ls.client_account, 2)
+        await act(session, ls.reseller_account)
+        await dispatch_all(webhook_dispatcher)
+        out = status_output(settings, tmp_path)
+        lines = {int(line.split()[1]): line.split() for line in out.splitlines()
+                 if line.startswith("webhook ")}
+        assert lines[good][2:6] == [str(ls.client_account.id), "0", "2", "ok"]
+        assert lines[bad][2:6] == [str(ls.reseller_account.id), "1", "0", "failing"]
+        assert COULD_NOT_CONNECT in " ".join(lines[bad])
+        assert "wh-s3cret" not in out
