@@ -5,12 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import ipaddress
 import json
 import socket
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import uvicorn
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 
 @dataclass
@@ -30,6 +37,7 @@ class Receiver:
     port: int = 0
     answers: list[int] = field(default_factory=list)
     location: str | None = None  # sent with 3xx answers
+    tls: tuple[str, str] | None = None  # certificate and key files: serve HTTPS
     received: list[Received] = field(default_factory=list)
     accepted: list[Received] = field(default_factory=list)
     _server: uvicorn.Server | None = None
@@ -43,7 +51,8 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hooks/user-actions"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/hooks/user-actions"
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -74,8 +83,9 @@ class Receiver:
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
+        tls = {"ssl_certfile": self.tls[0], "ssl_keyfile": self.tls[1]} if self.tls else {}
         config = uvicorn.Config(self, log_level="warning", lifespan="off",
-                                timeout_keep_alive=1)
+                                timeout_keep_alive=1, **tls)  # type: ignore[arg-type]
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         await wait_for(lambda: self._server is not None and self._server.started,
@@ -104,3 +114,24 @@ async def wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"waited {timeout:.0f}s for {what}")
         await asyncio.sleep(0.02)
+
+
+def self_signed(directory: Path) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 that nobody trusts, and its key (PEM files)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "receiver.crt", directory / "receiver.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    return str(cert_file), str(key_file)

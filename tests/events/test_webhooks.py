@@ -30,12 +30,12 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.events import user_actions
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Actor, Resource
-from cloudadmin.events.webhooks import COULD_NOT_CONNECT, REDIRECTED
+from cloudadmin.events.webhooks import COULD_NOT_CONNECT, REDIRECTED, TLS_FAILED
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
-from tests.events.receiver import Receiver, wait_for
+from tests.events.receiver import Receiver, self_signed, wait_for
 from tests.events.test_status import status_output
 from tests.factories import Landscape, auth, next_id
 
@@ -291,6 +291,25 @@ class TestRetries:
             select(WebhookSubscription.auth_header_value_encrypted))).scalar_one()
         await session.rollback()
         assert "wh-s3cret" not in stored
+
+
+class TestTls:
+    async def test_an_untrusted_certificate_is_refused(
+        self, app: FastAPI, session: AsyncSession, ls: Landscape,
+        webhook_dispatcher: Dispatcher, tmp_path: Path,
+    ):
+        receiver = Receiver(tls=self_signed(tmp_path))
+        await receiver.start()
+        try:
+            sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+                                     receiver.url)
+            await act(session, ls.client_account)
+            assert await webhook_dispatcher.deliver_once() is True
+            assert (await state_of(session, sid)).last_error == TLS_FAILED
+            assert receiver.received == []
+            assert await pending(session) == 1
+        finally:
+            await receiver.stop()
 
 
 class TestOutbound:

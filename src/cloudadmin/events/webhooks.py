@@ -149,11 +149,21 @@ def _failure(exc: BaseException, accepted: int) -> WebhookError:
     log.info("webhook failure: %s", type(exc).__name__)
     if isinstance(exc, OutboundRefused):
         return WebhookError(str(exc), accepted)
-    if isinstance(exc, ssl.SSLError | ssl.CertificateError) or (
-        isinstance(exc, httpx.ConnectError) and isinstance(exc.__context__, ssl.SSLError)
-    ):
+    if _caused_by_tls(exc):
         return WebhookError(TLS_FAILED, accepted)
     if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout
                   | httpx.PoolTimeout):
         return WebhookError(NO_ANSWER, accepted)
     return WebhookError(COULD_NOT_CONNECT, accepted)
+
+
+def _caused_by_tls(exc: BaseException) -> bool:
+    """httpx wraps httpcore's ConnectError, which wraps the ssl module's error."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError | ssl.CertificateError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
