@@ -16,7 +16,7 @@ class WebhookSubscriptionCreate(BaseModel):
     url: str = Field(
         description="URL to send user action logs for the specified client: http:// or "
         "https://, without user name or password.",
-        examples=["https://your-url.com/receive-user-action-messages"],
+        examples=["https://hooks.shop.example/user-actions"],
     )
     auth_header_name: str = Field(
         description="Authorization header name (an HTTP header name).",
