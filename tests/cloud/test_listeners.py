@@ -71,7 +71,8 @@ class TestRenameListener:
         assert len(evs) == 1
         ev = evs[0]
         assert ev["api_group"] == "lblistener" and ev["action_type"] == "update"
-        assert ev["resources"] == [{"resource_id": lid, "resource_type": "lblistener"}]
+        assert ev["resources"] == [{"resource_id": lid, "resource_type": "lblistener",
+                                    "search_field": "renamed"}]
         assert ev["project_id"] == cl.project and ev["region_id"] == cl.region
         assert ev["client_id"] == cl.ls.client_account.id
         assert ev["action_data"] == {"name": "renamed"}

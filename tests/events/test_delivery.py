@@ -22,9 +22,11 @@ from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth
 
 SELLERS = "/iam/admin/sellers"
+# The real API's user-action record, and this service's request_id (docs/events.md).
 DOCUMENTED_KEYS = {"id", "action_type", "api_group", "resources", "client_id", "user_id",
                    "email", "token_id", "project_id", "region_id", "source_user_ip",
-                   "user_agent", "timestamp", "action_data", "request_id"}
+                   "user_agent", "timestamp", "action_data", "request_id", "acknowledged",
+                   "is_complete", "issued_by_user_id", "task_id", "total_price"}
 
 
 def bodies(messages: list) -> list[dict]:  # type: ignore[type-arg]

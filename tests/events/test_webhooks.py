@@ -21,7 +21,6 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     Client,
-    UserActionEvent,
     WebhookDelivery,
     WebhookDeliveryState,
     WebhookSubscription,
@@ -41,6 +40,7 @@ from tests.factories import Landscape, auth, next_id
 
 SECRET = "Bearer wh-s3cret-header-value"
 NOT_ALLOWED = "Connections to this address are not allowed: "
+LOG = "/cloud/v1/user_actions"
 
 
 @pytest.fixture
@@ -133,12 +133,38 @@ class TestDelivery:
         assert got.headers["content-type"] == "application/json"
         assert got.headers["host"] == f"127.0.0.1:{receiver.port}"
         assert got.headers["x-message-id"] == event_id
-        stored = (await session.execute(select(UserActionEvent.body).where(
-            UserActionEvent.event_id == event_id))).scalar_one()
-        await session.rollback()
-        assert got.body == stored
         assert got.body["id"] == event_id and got.body["action_data"] == {"n": 0}
         assert await pending(session) == 0
+
+    async def test_the_body_is_the_logged_record_which_is_then_acknowledged(
+        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        receiver: Receiver, webhook_dispatcher: Dispatcher,
+    ):
+        # Owed to a webhook only: its delivery alone acknowledges the event.
+        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+        [event_id] = await act(session, ls.client_account)
+        [before] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
+        assert before["acknowledged"] is False
+        await dispatch_all(webhook_dispatcher)
+        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        [record] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
+        assert record["acknowledged"] is True
+        assert receiver.received[0].body == record and record["id"] == event_id
+
+    async def test_acknowledged_only_once_every_transport_has_it(
+        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        receiver: Receiver, webhook_dispatcher: Dispatcher,
+    ):
+        # The AMQP subscription's broker is down: the webhook's delivery is not enough.
+        await make_subscription(session, app.state.secret_box, ls.client_account,
+                                "amqp://guest:guest@127.0.0.1:1/%2F", exchange=None,
+                                routing_key=None)
+        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+        await act(session, ls.client_account)
+        await dispatch_all(webhook_dispatcher)
+        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        [record] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
+        assert record["acknowledged"] is False
 
     async def test_the_same_body_as_the_amqp_message(
         self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
@@ -388,7 +414,8 @@ class TestOutbox:
         down = Receiver()
         await make_webhook(session, app.state.secret_box, ls.client_account, down.url)
         await act(session, ls.client_account)
-        await webhook_dispatcher.purge_delivered(older_than=timedelta(0))
+        await webhook_dispatcher.purge_delivered(older_than=timedelta(0),
+                                                  log_older_than=timedelta(0))
         assert await pending(session) == 1
 
 

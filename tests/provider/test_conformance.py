@@ -48,6 +48,10 @@ DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
         "'status_at_active_at' is a required property":
             "docs/billing.md: present only with active_at (absent otherwise, not null)",
     },
+    ("GET", "/billing/org/v1/addendums/{id}"): {
+        "'status_at_active_at' is a required property":
+            "docs/billing.md: one addendum has no active_at, so never this field",
+    },
 }
 
 
@@ -492,6 +496,56 @@ async def list_webhooks(client: httpx.AsyncClient, session: AsyncSession) -> lis
     await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK, headers=auth(cl.ls.client_admin))
     return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
             await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator))]
+
+
+# -- reads of h14-clients (GET /iam/clients, /me, /{clientId}, one log entry, one addendum) --
+
+
+@case("GET", "/iam/clients")
+async def list_clients(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = "/iam/clients"
+    return [await client.get(url, headers=auth(cl.ls.reseller)),
+            await client.get(url, headers=auth(cl.ls.operator)),
+            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator)),
+            await client.get(url, params={"limit": 1, "offset": 1}, headers=auth(cl.ls.operator))]
+
+
+@case("GET", "/iam/clients/{clientId}")
+async def get_client(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.get(f"/iam/clients/{cl.ls.client_account.id}",
+                             headers=auth(cl.ls.reseller)),
+            await client.get(f"/iam/clients/{cl.ls.reseller_account.id}",
+                             headers=auth(cl.ls.operator))]
+
+
+@case("GET", "/iam/clients/me")
+async def account_details(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.get("/iam/clients/me", headers=auth(token))
+            for token in (cl.ls.reseller, cl.ls.client_member)]
+
+
+@case("GET", "/iam/activity_log/requests/{id}")
+async def activity_log_entry(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await client.get("/iam/admin/sellers/999999", headers=auth(cl.ls.reseller))
+    [entry] = (await client.get("/iam/activity_log/requests",
+                                headers=auth(cl.ls.reseller))).json()["result"]
+    return [await client.get(f"/iam/activity_log/requests/{entry['id']}",
+                             headers=auth(cl.ls.reseller))]
+
+
+@case("GET", "/billing/org/v1/addendums/{id}")
+async def addendum(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    row = addendum_row(cl.ls.client_account.id)
+    await insert_addendums(session, [row])
+    return [await client.get(f"/billing/org/v1/addendums/{row['id']}",
+                             headers=auth(cl.ls.client_admin))]
 
 
 # -- the checks ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ class TestOpenApi:
     async def test_operations_and_security(self, client: httpx.AsyncClient):
         spec = (await client.get("/openapi.json")).json()
         paths = spec["paths"]
-        assert set(paths["/iam/admin/sellers/{sellerId}"]) == {"get", "patch"}
+        assert set(paths["/iam/admin/sellers/{sellerId}"]) == {"get", "patch", "delete"}
         assert "post" in paths["/iam/admin/sellers"]
         assert "get" in paths["/iam/activity_log/requests"]
         scheme = spec["components"]["securitySchemes"]["APIKey"]
@@ -21,6 +21,9 @@ class TestOpenApi:
         # Idempotency-Key's (docs/errors.md).
         assert "Idempotency-Key" in op["responses"]["422"]["description"]
         assert "422" not in paths["/iam/admin/sellers/{sellerId}"]["patch"]["responses"]
+        assert op["responses"]["422"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"}
+        assert "HTTPValidationError" not in spec["components"]["schemas"]
         assert op["responses"]["400"]["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/Error"}
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlalchemy import Table, and_, delete, exists, or_, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cloudadmin.db.dialect import upsert
 from cloudadmin.db.models import (
@@ -43,6 +43,7 @@ from cloudadmin.db.models import (
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.mail import MailError, MailSender
+from cloudadmin.events.user_actions import published_record
 from cloudadmin.events.webhooks import WebhookError, WebhookSender
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
@@ -51,6 +52,9 @@ log = logging.getLogger("cloudadmin.dispatcher")
 
 MAX_BACKOFF = 300.0
 RETENTION = timedelta(days=7)
+# The user-action log (GET /cloud/v1/user_actions) reads the events: they are kept this
+# long, and longer while a delivery is still owed.
+LOG_RETENTION = timedelta(days=365)
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -266,7 +270,8 @@ class Dispatcher:
                 return
             rows = (
                 await session.execute(
-                    select(EventDelivery.id, UserActionEvent.event_id, UserActionEvent.body)
+                    select(EventDelivery.id, EventDelivery.event_id.label("event_pk"),
+                           UserActionEvent.event_id, UserActionEvent.body)
                     .join(UserActionEvent, UserActionEvent.id == EventDelivery.event_id)
                     .where(EventDelivery.subscription_id == sid,
                            EventDelivery.delivered.is_(False))
@@ -282,7 +287,8 @@ class Dispatcher:
         try:
             confirmed = await asyncio.wait_for(
                 self.brokers.publish(
-                    url, exchange, routing_key, [(r.event_id, r.body) for r in rows]
+                    url, exchange, routing_key,
+                    [(r.event_id, published_record(r.body)) for r in rows],
                 ),
                 self.publish_timeout,
             )
@@ -295,11 +301,9 @@ class Dispatcher:
             return
         self.delivered_count += confirmed
         done = [r.id for r in rows[:confirmed]]
+        acked = sorted({r.event_pk for r in rows[:confirmed]})
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(EventDelivery).where(EventDelivery.id.in_(done))
-                .values(delivered=True, delivered_at=utcnow())
-            )
+            await self._mark_delivered(session, done, acked)
             if confirmed == len(rows):
                 await session.execute(
                     update(DeliveryState).where(DeliveryState.subscription_id == sid)
@@ -307,6 +311,38 @@ class Dispatcher:
                 )
         if confirmed < len(rows):
             await self._failed(sid, "the broker did not confirm every message", used)
+
+    async def _mark_delivered(
+        self, session: AsyncSession, deliveries: list[int], events: list[int],
+        queue: Queue = AMQP,
+    ) -> None:
+        """Marks deliveries (of ``queue``) done and acknowledges the events nothing is
+        owed for any more, by either queue.
+
+        The events are locked first (in id order, so lanes never deadlock): a lane
+        delivering the same event to another subscription then waits, and its check
+        sees this lane's deliveries; without the lock both could see the other's
+        delivery pending and neither would acknowledge.
+        """
+        if self._skip_locked:  # PostgreSQL; SQLite serialises writers anyway
+            await session.execute(
+                select(UserActionEvent.id).where(UserActionEvent.id.in_(events))
+                .order_by(UserActionEvent.id).with_for_update()
+            )
+        await session.execute(
+            update(queue.delivery).where(queue.delivery.id.in_(deliveries))
+            .values(delivered=True, delivered_at=utcnow())
+        )
+        pending = exists().where(EventDelivery.event_id == UserActionEvent.id,
+                                 EventDelivery.delivered.is_(False))
+        webhook_pending = exists().where(WebhookDelivery.event_id == UserActionEvent.id,
+                                         WebhookDelivery.delivered.is_(False))
+        await session.execute(
+            update(UserActionEvent)
+            .where(UserActionEvent.id.in_(events), ~pending, ~webhook_pending)
+            .values(acknowledged=True)
+            .execution_options(synchronize_session=False)
+        )
 
     async def _failed(
         self, sid: int, error: str, used: tuple[str, ...], queue: Queue = AMQP
@@ -347,7 +383,8 @@ class Dispatcher:
                 return
             rows = (
                 await session.execute(
-                    select(WebhookDelivery.id, UserActionEvent.event_id, UserActionEvent.body)
+                    select(WebhookDelivery.id, WebhookDelivery.event_id.label("event_pk"),
+                           UserActionEvent.event_id, UserActionEvent.body)
                     .join(UserActionEvent, UserActionEvent.id == WebhookDelivery.event_id)
                     .where(WebhookDelivery.subscription_id == sid,
                            WebhookDelivery.delivered.is_(False))
@@ -363,19 +400,18 @@ class Dispatcher:
         error: str | None = None
         try:
             accepted = await self.webhooks.post(
-                url, header_name, header_value, [(r.event_id, r.body) for r in rows],
+                url, header_name, header_value,
+                [(r.event_id, published_record(r.body)) for r in rows],
                 budget=self.publish_timeout,
             )
         except WebhookError as exc:
             accepted, error = exc.accepted, str(exc)
         self.delivered_count += accepted
         done = [r.id for r in rows[:accepted]]
+        acked = sorted({r.event_pk for r in rows[:accepted]})
         async with self.sessions() as session, session.begin():
             if done:
-                await session.execute(
-                    update(WebhookDelivery).where(WebhookDelivery.id.in_(done))
-                    .values(delivered=True, delivered_at=utcnow())
-                )
+                await self._mark_delivered(session, done, acked, WEBHOOK)
             if error is None:
                 await session.execute(
                     update(WebhookDeliveryState)
@@ -385,9 +421,13 @@ class Dispatcher:
         if error is not None:
             await self._failed(sid, error, used, WEBHOOK)
 
-    async def purge_delivered(self, older_than: timedelta = RETENTION) -> None:
-        """Delivered rows and fully delivered events are kept for a week, then dropped."""
+    async def purge_delivered(
+        self, older_than: timedelta = RETENTION, log_older_than: timedelta = LOG_RETENTION
+    ) -> None:
+        """Delivered rows and sent mails are kept for a week, then dropped; fully
+        delivered events, which are the user-action log, for a year."""
         cutoff: datetime = utcnow() - older_than
+        log_cutoff: datetime = utcnow() - log_older_than
         async with self.sessions() as session, session.begin():
             await session.execute(
                 delete(EventDelivery).where(EventDelivery.delivered.is_(True),
@@ -399,7 +439,7 @@ class Dispatcher:
             )
             await session.execute(
                 delete(UserActionEvent).where(
-                    UserActionEvent.created_at < cutoff,
+                    UserActionEvent.created_at < log_cutoff,
                     ~exists().where(EventDelivery.event_id == UserActionEvent.id),
                     ~exists().where(WebhookDelivery.event_id == UserActionEvent.id),
                 )

@@ -1,6 +1,9 @@
 """Recording user actions into the outbox (delivered by the events dispatcher).
 
-Every state-changing operation calls :func:`record` inside its own transaction.
+Every state-changing operation calls :func:`record` inside its own transaction. What
+is stored is the user-action record of the real API (``UserActionSerializer``), the one
+shape both GET /cloud/v1/user_actions answers and subscribers receive; only
+``acknowledged`` lives beside it, as the row's delivery state (:func:`as_record`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from cloudadmin.db.models import (
     AmqpSubscription,
     EventDelivery,
     UserActionEvent,
+    UserActionResource,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -39,6 +43,30 @@ class Actor:
 class Resource:
     resource_type: str
     resource_id: str | int
+    # The resource's often-searched property (a name, an address); the log's
+    # `search_field` filter matches it.
+    search_field: str | None = None
+
+
+SEARCH_FIELD_MAX = 255  # the column's size
+
+
+def as_record(body: dict[str, Any], *, acknowledged: bool) -> dict[str, Any]:
+    """The user-action record: the stored body with the row's ``acknowledged``."""
+    return {**body, "acknowledged": acknowledged}
+
+
+def published_record(body: dict[str, Any]) -> dict[str, Any]:
+    """The record as a subscriber receives it: it reads ``acknowledged: true`` once the
+    subscriber has it, so the message equals what the log answers from then on."""
+    return as_record(body, acknowledged=True)
+
+
+def _resource(r: Resource) -> dict[str, Any]:
+    out: dict[str, Any] = {"resource_id": str(r.resource_id), "resource_type": r.resource_type}
+    if r.search_field is not None:
+        out["search_field"] = r.search_field[:SEARCH_FIELD_MAX]
+    return out
 
 
 async def record(
@@ -63,29 +91,40 @@ async def record(
     now = utcnow()
     event_id = str(uuid.uuid4())
     caller = actor.caller
-    body = {
+    body: dict[str, Any] = {
         "id": event_id,
-        "action_type": action_type,
-        "api_group": api_group,
-        "resources": [
-            {"resource_id": str(r.resource_id), "resource_type": r.resource_type}
-            for r in resources
-        ],
+        "timestamp": isoformat_z(now),
         "client_id": client_id,
         "user_id": caller.user_id,
         "email": caller.user_email,
-        "token_id": caller.key_id,
         "project_id": project_id,
         "region_id": region_id,
-        "source_user_ip": actor.source_ip,
-        "user_agent": actor.user_agent,
-        "timestamp": isoformat_z(now),
+        "api_group": api_group,
+        "action_type": action_type,
         "action_data": redact(action_data),
+        # Every action here completes inside its request: no task runs it, nothing is
+        # priced, and the record is whole when it is written.
+        "task_id": None,
+        "user_agent": actor.user_agent,
+        "source_user_ip": actor.source_ip,
+        "is_complete": True,
+        "total_price": None,
+        "token_id": caller.key_id,
+        # API keys are issued to their own user: nobody acts on another's behalf.
+        "issued_by_user_id": caller.user_id,
+        "resources": [_resource(r) for r in resources],
         "request_id": actor.request_id,
     }
     event = UserActionEvent(
         event_id=event_id, client_id=client_id, reseller_id=reseller_id, body=body,
-        created_at=now,
+        created_at=now, user_id=caller.user_id, action_type=action_type,
+        api_group=api_group, project_id=project_id, region_id=region_id,
+        source_user_ip=actor.source_ip, user_agent=actor.user_agent, acknowledged=False,
+        resources=[
+            UserActionResource(resource_type=r.resource_type, resource_id=str(r.resource_id),
+                               search_field=_resource(r).get("search_field"))
+            for r in resources
+        ],
     )
     session.add(event)
     subscriptions = await _subscriptions_owed(session, client_id, reseller_id)

@@ -25,7 +25,10 @@ def parse_instant(text: str, *, allow_date: bool = False) -> datetime:
     value = datetime.fromisoformat(text.replace(" ", "T", 1).replace("Z", "+00:00"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC
+        raise ValueError("The date/time is out of range once in UTC.") from None
 
 
 def parse_date(text: str) -> date:

@@ -10,9 +10,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from sqlalchemy.orm.exc import StaleDataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 
+from cloudadmin.db.unavailable import is_unavailable
 from cloudadmin.errors import (
     ApiError,
     Conflict,
@@ -132,8 +134,12 @@ def to_api_error(exc: BaseException) -> ApiError:
         return ValidationError(UNSTORABLE_VALUE)
     if isinstance(exc, PoolTimeoutError):  # every pooled connection busy for too long
         return ServiceUnavailable("The database is busy.")
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+    if is_unavailable(exc):  # gone, refusing connections, or a wrong database or role
         return ServiceUnavailable("The database is unreachable.")
+    if isinstance(exc, StaleDataError):
+        # Safety net: the row went away under a change that did not lock it first
+        # (changes lock the rows they change: repositories' ``for_change``).
+        return NotFound()
     if isinstance(exc, (ConnectionError, OSError)):
         return ServiceUnavailable("The database is unreachable.")
     return InternalError()
@@ -141,6 +147,12 @@ def to_api_error(exc: BaseException) -> ApiError:
 
 def render_exception(request: Request, exc: BaseException) -> JSONResponse:
     error = to_api_error(exc)
+    if isinstance(error, ServiceUnavailable) and not isinstance(exc, ApiError):
+        # Say why: a wrong database name or role answers 503 like a closed port. The
+        # driver's message only: the statement's parameters stay out of the log.
+        reason = getattr(exc, "orig", None) or exc
+        log.warning("database unavailable: %s: %s", type(reason).__name__, str(reason)[:300],
+                    extra={"request_id": request_id_of(request)})
     if isinstance(error, InternalError) and not isinstance(exc, ApiError):
         rid = request_id_of(request)
         log.exception("unhandled error", extra={"request_id": rid}, exc_info=exc)

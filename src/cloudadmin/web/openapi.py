@@ -26,6 +26,8 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 
+# The generic answers each operation can give besides its own (docs/errors.md, "Status
+# codes in the OpenAPI document"): an operation documents every status it may answer.
 _ERRORS = {
     "400": "Invalid input",
     "401": "Missing or invalid API key",
@@ -33,7 +35,36 @@ _ERRORS = {
     "404": "No such resource (or another tenant's)",
     "429": "Throttled: too many failed authentications from the address, or requests "
            "with the key; see Retry-After",
+    "503": "The database is unavailable or busy; see Retry-After",
 }
+# Operations that take a request body.
+_BODY_ERRORS = {
+    "408": "The request body did not arrive in time",
+    "413": "The request body is too large",
+    "415": "The request body's Content-Type is not the operation's",
+}
+# Operations that change data.
+_CHANGE_ERRORS = {
+    "409": "The change conflicts with existing data or a concurrent change",
+}
+# POST: a repeated Idempotency-Key with another request.
+_POST_ERRORS = {
+    "422": "The Idempotency-Key was used with another request",
+}
+_CHANGES = {"post", "put", "patch", "delete"}
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again",
+                                "schema": {"type": "integer", "minimum": 1}}}
+
+
+def _errors_of(method: str, op: dict[str, Any]) -> dict[str, str]:
+    errors = dict(_ERRORS)
+    if "requestBody" in op:
+        errors |= _BODY_ERRORS
+    if method in _CHANGES:
+        errors |= _CHANGE_ERRORS
+    if method == "post":
+        errors |= _POST_ERRORS
+    return dict(sorted(errors.items()))
 
 
 def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -43,13 +74,16 @@ def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
     components["schemas"].pop("ValidationError", None)
     ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     for path, item in schema.get("paths", {}).items():
-        if path in ("/healthz", "/readyz"):
+        if path == "/healthz":
             continue
-        for op in item.values():
+        for method, op in item.items():
             responses = op.setdefault("responses", {})
+            if path == "/readyz":
+                responses.setdefault("503", {"description": _ERRORS["503"], **ref,
+                                             "headers": _RETRY_AFTER})
+                continue
             responses.pop("422", None)
-            for code, text in _ERRORS.items():
-                responses.setdefault(code, {"description": text, **ref})
-            if "requestBody" in op:
-                responses.setdefault("408", {"description": "The body came too slowly", **ref})
+            for code, text in _errors_of(method, op).items():
+                extra = {"headers": _RETRY_AFTER} if code in ("429", "503") else {}
+                responses.setdefault(code, {"description": text, **ref, **extra})
     return idempotency.document(schema)

@@ -1,15 +1,16 @@
-"""GET /billing/org/v1/addendums (operation 13)."""
+"""GET /billing/org/v1/addendums (operation 13) and one addendum by id."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic_core import to_json
 
 from cloudadmin.auth.deps import Connection, CurrentCaller
 from cloudadmin.billing.addendums import service
-from cloudadmin.billing.addendums.schemas import AddendumPage, AddendumQuery
+from cloudadmin.billing.addendums.schemas import Addendum, AddendumPage, AddendumQuery
+from cloudadmin.kit.ints import INT64_MAX
 from cloudadmin.web.query_model import query_model, query_model_parameters
 from cloudadmin.web.route import ApiRoute
 
@@ -34,3 +35,21 @@ async def list_addendums(
     # (docs/billing.md, "Performance"); tests check the shape against the schema.
     page = await service.list_addendums(conn, caller, query, url=request.url)
     return Response(to_json(page), media_type="application/json")
+
+
+@router.get(
+    "/billing/org/v1/addendums/{id}",
+    response_model=Addendum,
+    name="get_addendum",
+    summary="Get a single Addendum",
+    description="Retrieve a single addendum by ID: one the caller would see in the list "
+    "(docs/billing.md); any other id is 404.",
+)
+async def get_addendum(
+    id: Annotated[int, Path(ge=1, le=INT64_MAX)],  # noqa: A002
+    conn: Connection,
+    caller: CurrentCaller,
+) -> Response:
+    # Written as the list writes its items (status_at_active_at absent, not null).
+    item = await service.get_addendum(conn, caller, id)
+    return Response(to_json(item), media_type="application/json")

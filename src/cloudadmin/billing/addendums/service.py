@@ -12,6 +12,7 @@ from starlette.datastructures import URL
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import counting, filters, repository
 from cloudadmin.billing.addendums.schemas import AddendumQuery
+from cloudadmin.errors import NotFound
 from cloudadmin.kit.pagination import page_links
 
 
@@ -108,3 +109,15 @@ async def list_addendums(
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
     return {"count": total, "next": nxt, "previous": prev,
             "results": [_out(r, q.active_at) for r in rows]}
+
+
+async def get_addendum(conn: AsyncConnection, caller: Caller, addendum_id: int) -> dict[str, Any]:
+    """One addendum the caller would see in the list, as the list writes it: the list's
+    scope and ``id`` filter, its page statement (one row), its item. Any other id is 404."""
+    q = AddendumQuery(id=addendum_id)
+    dialect = repository.dialect_of(conn)
+    where = filters.where(q, caller, dialect)
+    rows = await repository.page(conn, where, filters.order_by(None, dialect), limit=1, offset=0)
+    if not rows:
+        raise NotFound("Addendum not found.")
+    return _out(rows[0], None)

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.db import locking
 from cloudadmin.db.models import AmqpSubscription, Client
 
 
@@ -19,16 +20,24 @@ def _visible(caller: Caller):  # type: ignore[no-untyped-def]
 
 
 async def get_visible(
-    session: AsyncSession, caller: Caller, subscription_id: int
+    session: AsyncSession, caller: Caller, subscription_id: int, *, for_change: bool = False
 ) -> tuple[AmqpSubscription, Client] | None:
-    row = (await session.execute(
-        _visible(caller).where(AmqpSubscription.id == subscription_id)
-    )).first()
+    """``for_change``: the subscription is locked until the transaction ends."""
+    stmt = _visible(caller).where(AmqpSubscription.id == subscription_id)
+    if for_change:
+        stmt = locking.for_change(stmt, AmqpSubscription)
+    row = (await session.execute(stmt)).first()
     return None if row is None else (row[0], row[1])
 
 
-async def of_account(session: AsyncSession, account_id: int) -> AmqpSubscription | None:
+async def of_account(
+    session: AsyncSession, account_id: int, *, for_removal: bool = False
+) -> AmqpSubscription | None:
+    """``for_removal``: locked until the transaction ends, to be deleted: of two
+    concurrent unsubscribes exactly one finds it."""
     stmt = select(AmqpSubscription).where(AmqpSubscription.client_id == account_id)
+    if for_removal:
+        stmt = locking.for_change(stmt, removal=True)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 

@@ -101,7 +101,7 @@ async def subscribe(
 async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
-    row = await repository.of_account(session, caller.account_id)
+    row = await repository.of_account(session, caller.account_id, for_removal=True)
     if row is None:
         raise NotFound("The account has no AMQP subscription.")
     await _record(session, actor, "delete", row, caller.account_reseller_id, {})
@@ -133,7 +133,7 @@ async def update(
     subscription_id: int, body: AmqpSubscriptionUpdate,
 ) -> AmqpSubscription:
     caller = actor.caller
-    found = await repository.get_visible(session, caller, subscription_id)
+    found = await repository.get_visible(session, caller, subscription_id, for_change=True)
     if found is None:
         raise NotFound("AMQP subscription not found.")
     row, owner = found

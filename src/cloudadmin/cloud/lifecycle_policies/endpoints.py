@@ -8,8 +8,8 @@ from fastapi import APIRouter, Path, Query
 
 from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.lifecycle_policies import service
-from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy
-from cloudadmin.cloud.scoping import INT32_MAX, ProjectId, RegionId
+from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy, LifecyclePolicyList
+from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset, ProjectId, RegionId
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
@@ -36,4 +36,30 @@ async def get_lifecycle_policy(
 ) -> LifecyclePolicy:
     return await service.get(
         session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
+    )
+
+
+@router.get(
+    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
+    response_model=LifecyclePolicyList,
+    name="list_lifecycle_policies",
+    summary="List snapshot lifecycle policies",
+    description="The policies of the project in the region, by id. Any user of the "
+    "account that owns the project; operators. Each policy reads as the GET of one does, "
+    "`volumes` following `need_volumes` the same way.",
+)
+async def list_lifecycle_policies(
+    project_id: ProjectId,
+    region_id: RegionId,
+    session: Session,
+    caller: CurrentCaller,
+    need_volumes: Annotated[
+        bool, Query(description="Include each policy's volumes, as for one policy.")
+    ] = False,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+) -> LifecyclePolicyList:
+    return await service.list_(
+        session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
+        offset=offset,
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import LifecyclePolicy
@@ -17,3 +19,15 @@ async def get_in(
         LifecyclePolicy.region_id == region_id,
     )
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def list_in(
+    session: AsyncSession, project_id: int, region_id: int, *, limit: int, offset: int
+) -> tuple[int, Sequence[LifecyclePolicy]]:
+    conds = [LifecyclePolicy.project_id == project_id, LifecyclePolicy.region_id == region_id]
+    count = await session.execute(select(func.count()).select_from(LifecyclePolicy).where(*conds))
+    rows = await session.execute(
+        select(LifecyclePolicy).where(*conds).order_by(LifecyclePolicy.id)
+        .limit(limit).offset(offset)
+    )
+    return int(count.scalar_one()), rows.scalars().all()

@@ -65,3 +65,8 @@ class LifecyclePolicy(BaseModel):
     volumes: list[PolicyVolume] = Field(
         description="The volumes the policy snapshots; empty unless need_volumes=true."
     )
+
+
+class LifecyclePolicyList(BaseModel):
+    count: int = Field(ge=0)
+    results: list[LifecyclePolicy]

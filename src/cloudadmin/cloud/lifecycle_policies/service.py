@@ -13,6 +13,7 @@ from cloudadmin.cloud.lifecycle_policies.schemas import (
     CronSchedule,
     IntervalSchedule,
     LifecyclePolicy,
+    LifecyclePolicyList,
     PolicyVolume,
     RetentionTime,
 )
@@ -73,3 +74,16 @@ async def get(
     if row is None:
         raise NotFound("Lifecycle policy not found.")
     return _out(row, need_volumes=need_volumes)
+
+
+async def list_(
+    session: AsyncSession, caller: Caller, project_id: int, region_id: int,
+    *, need_volumes: bool, limit: int, offset: int,
+) -> LifecyclePolicyList:
+    project = await scoping.visible_project(session, caller, project_id)
+    count, rows = await repository.list_in(
+        session, project.id, region_id, limit=limit, offset=offset
+    )
+    return LifecyclePolicyList(
+        count=count, results=[_out(r, need_volumes=need_volumes) for r in rows]
+    )

@@ -97,7 +97,8 @@ async def rename(
     row = await _found(session, project.id, region_id, listener_id)
     await user_actions.record(
         session, actor, action_type="update", api_group="lblistener",
-        resources=[Resource("lblistener", listener_id)], client_id=project.client_id,
+        resources=[Resource("lblistener", listener_id, search_field=name)],
+        client_id=project.client_id,
         reseller_id=project.reseller_id,
         action_data={"name": name},
         project_id=project.id, region_id=region_id,

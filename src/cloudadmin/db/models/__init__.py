@@ -17,6 +17,7 @@ from cloudadmin.db.models.events import (
     FailedLoginNotice,
     MailMessage,
     UserActionEvent,
+    UserActionResource,
 )
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
@@ -50,6 +51,7 @@ __all__ = [
     "Seller",
     "User",
     "UserActionEvent",
+    "UserActionResource",
     "WebhookDelivery",
     "WebhookDeliveryState",
     "WebhookSubscription",

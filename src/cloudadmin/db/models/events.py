@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text, false
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
@@ -15,10 +15,20 @@ from cloudadmin.db.types import BigIntId, JSONType, UTCDateTime
 
 class UserActionEvent(Base):
     """One user action, written in the same transaction as the change it describes,
-    so it exists if and only if that change committed."""
+    so it exists if and only if that change committed.
+
+    ``body`` is the user-action record (docs/events.md) except ``acknowledged``, which
+    is the row's own state; the columns beside it are copies of the record's fields
+    that GET /cloud/v1/user_actions filters on.
+    """
 
     __tablename__ = "user_action_events"
-    __table_args__ = (Index("ix_user_action_events_client_id_id", "client_id", "id"),)
+    __table_args__ = (
+        Index("ix_user_action_events_client_id_id", "client_id", "id"),
+        # The log's reads: one account's actions, or everyone's, in time order.
+        Index("ix_user_action_events_client_id_created_at_id", "client_id", "created_at", "id"),
+        Index("ix_user_action_events_created_at_id", "created_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
     event_id: Mapped[str] = mapped_column(String(36), unique=True)
@@ -27,6 +37,34 @@ class UserActionEvent(Base):
     reseller_id: Mapped[int | None] = mapped_column(Integer)
     body: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    user_id: Mapped[int | None] = mapped_column(Integer)
+    action_type: Mapped[str] = mapped_column(String(50), server_default="")
+    api_group: Mapped[str] = mapped_column(String(50), server_default="")
+    project_id: Mapped[int | None] = mapped_column(Integer)
+    region_id: Mapped[int | None] = mapped_column(Integer)
+    source_user_ip: Mapped[str | None] = mapped_column(String(64))
+    user_agent: Mapped[str | None] = mapped_column(String(512))
+    # Every subscription owed the event has confirmed it (false when none was owed).
+    acknowledged: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+    resources: Mapped[list[UserActionResource]] = relationship(
+        lazy="raise", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="UserActionResource.id",
+    )
+
+
+class UserActionResource(Base):
+    """A resource an action concerns (the record's ``resources``), for its filters."""
+
+    __tablename__ = "user_action_resources"
+
+    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    event_id: Mapped[int] = mapped_column(
+        BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
+    )
+    resource_type: Mapped[str] = mapped_column(String(64))
+    resource_id: Mapped[str] = mapped_column(String(255), index=True)
+    search_field: Mapped[str | None] = mapped_column(String(255))
 
 
 class EventDelivery(Base):

@@ -1,16 +1,16 @@
-"""GET /iam/activity_log/requests (operation 12)."""
+"""GET /iam/activity_log/requests (operation 12) and one of them by id."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.iam.activity_log import service
 from cloudadmin.iam.activity_log.repository import LogFilter
-from cloudadmin.iam.activity_log.schemas import ActivityLogPage
-from cloudadmin.kit.ints import Id32Filter, PageOffset
+from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
+from cloudadmin.kit.ints import INT64_MAX, Id32Filter, PageOffset
 from cloudadmin.kit.params import InstantQuery
 from cloudadmin.web.route import ApiRoute
 
@@ -52,3 +52,20 @@ async def list_requests(
     return await service.list_requests(
         session, caller, flt, limit=limit, offset=offset, url=request.url
     )
+
+
+@router.get(
+    "/iam/activity_log/requests/{id}",
+    response_model=ActivityLogRecord,
+    name="get_activity_log_request",
+    summary="Account Request Detail",
+    description="One logged request, visible to the same callers as in the list: "
+    "operators any, members only their own requests, everyone else their account's. "
+    "Any other id is 404.",
+)
+async def get_request(
+    id: Annotated[int, Path(ge=1, le=INT64_MAX, description="Request ID.")],  # noqa: A002
+    session: Session,
+    caller: CurrentCaller,
+) -> ActivityLogRecord:
+    return await service.get_request(session, caller, id)

@@ -76,3 +76,10 @@ async def page(
         .offset(offset)
     )
     return (await session.execute(stmt)).scalars().all()
+
+
+async def get(
+    session: AsyncSession, scope: Sequence[ColumnElement[bool]], entry_id: int
+) -> ActivityLogEntry | None:
+    stmt = select(ActivityLogEntry).where(ActivityLogEntry.id == entry_id, *scope)
+    return (await session.execute(stmt)).scalar_one_or_none()

@@ -1,4 +1,4 @@
-"""Activity log listing, scoped per access.md."""
+"""Activity log listing and reading one entry, scoped per access.md."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.errors import NotFound
 from cloudadmin.iam.activity_log import repository
 from cloudadmin.iam.activity_log.repository import LogFilter
 from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
@@ -54,3 +55,11 @@ async def list_requests(
     rows = await repository.page(session, scope, flt, limit=limit, offset=offset)
     nxt, prev = page_links(url, count=total, limit=limit, offset=offset)
     return ActivityLogPage(count=total, result=[_record(r) for r in rows], next=nxt, previous=prev)
+
+
+async def get_request(session: AsyncSession, caller: Caller, entry_id: int) -> ActivityLogRecord:
+    """One entry the caller would see in the list; any other id is 404."""
+    entry = await repository.get(session, _scope(caller), entry_id)
+    if entry is None:
+        raise NotFound("Request not found.")
+    return _record(entry)

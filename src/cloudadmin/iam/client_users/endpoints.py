@@ -1,13 +1,22 @@
-"""POST /iam/clients/{clientId}/client-users/create (operation 3)."""
+"""POST /iam/clients/{clientId}/client-users/create (operation 3); a user's group in an
+account: GET, PUT, DELETE /iam/clients/{clientId}/client-users/{userId}."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-from cloudadmin.auth.deps import CurrentActor, Session
-from cloudadmin.iam.client_users import service
-from cloudadmin.iam.client_users.schemas import ClientUser, ClientUserCreate
+from fastapi import APIRouter, Path, Response
+
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.iam.client_users import manage, service
+from cloudadmin.iam.client_users.schemas import (
+    ClientUser,
+    ClientUserCreate,
+    UserGroup,
+    UserGroupChange,
+)
 from cloudadmin.iam.clients.endpoints import ClientId
+from cloudadmin.kit.ints import Id32
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -25,3 +34,48 @@ async def create_client_user(
     clientId: ClientId, body: ClientUserCreate, session: Session, actor: CurrentActor  # noqa: N803
 ) -> ClientUser:
     return await service.create(session, actor, clientId, body)
+
+
+ITEM = "/iam/clients/{clientId}/client-users/{userId}"
+UserId = Annotated[Id32, Path(description="User's ID.")]
+
+
+@router.get(
+    ITEM, response_model=UserGroup, name="get_client_user_role", summary="Get user's group",
+    description="The user's group in the account (`user_role` is left out for a user in "
+    "no group). Anyone who sees the account.",
+    responses={404: {"description": "User is not found in the specified account."}},
+)
+async def get_client_user_role(
+    clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller  # noqa: N803
+) -> UserGroup:
+    return await manage.get(session, caller, clientId, userId)
+
+
+@router.put(
+    ITEM, status_code=204, response_class=Response, name="update_client_user_role",
+    summary="Change user's group",
+    description="The user is then in exactly this group. Operators, resellers (their "
+    "clients and themselves) and client administrators; not for one's own user.",
+    responses={204: {"description": "The user's group has been successfully changed."}},
+)
+async def update_client_user_role(
+    clientId: ClientId, userId: UserId, body: UserGroupChange,  # noqa: N803
+    session: Session, actor: CurrentActor,
+) -> Response:
+    await manage.change_group(session, actor, clientId, userId, body)
+    return Response(status_code=204)
+
+
+@router.delete(
+    ITEM, status_code=200, response_class=Response, name="revoke_client_user_access",
+    summary="Revoke user's access to account",
+    description="A user has one account, so the user is deleted: its API keys stop "
+    "authenticating at once. Same callers as the group change.",
+    responses={200: {"description": "The user's access has been successfully revoked."}},
+)
+async def revoke_client_user_access(
+    clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor  # noqa: N803
+) -> Response:
+    await manage.revoke(session, actor, clientId, userId)
+    return Response(status_code=200)

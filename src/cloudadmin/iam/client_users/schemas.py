@@ -1,13 +1,15 @@
-"""Wire shapes of a client user (operation 3)."""
+"""Wire shapes of a client user: its creation (operation 3) and its group."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from cloudadmin.iam.clients.schemas import Email, Text255
 from cloudadmin.iam.users.schemas import Password
+from cloudadmin.kit.page_model import absent
 
 
 class Role(BaseModel):
@@ -51,3 +53,18 @@ class ClientUser(BaseModel):
     name: str | None
     username: str
     user_role: UserRole
+
+
+class UserGroup(BaseModel):
+    """The provider's UserRole as GET answers it: the user's group in the account
+    (left out for a user in no group)."""
+
+    user_role: Role | SkipJsonSchema[None] = Field(default=None, exclude_if=absent)
+
+
+class UserGroupChange(BaseModel):
+    """The provider's UserRole as PUT takes it: the new group."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    user_role: Role

@@ -16,7 +16,7 @@ from cloudadmin.iam.users.service import EMAIL_TAKEN, check_password
 from cloudadmin.kit.crypto import hash_password
 
 
-def _invalid_role(role: Role) -> ValidationError:
+def invalid_role(role: Role) -> ValidationError:
     return ValidationError.field(
         "user_role", f"Invalid role: {{'id': {role.id}, 'name': {role.name!r}}}."
     )
@@ -33,14 +33,14 @@ async def create(
         raise PermissionDenied()
     role = body.user_role.user_role
     if GROUPS.get(role.id) != role.name:
-        raise _invalid_role(role)
+        raise invalid_role(role)
     check_password(body.password, body.username)
     await accounts.lock_identities(session)
     if await accounts.email_taken(session, body.username):
         raise Conflict(fields={"username": [EMAIL_TAKEN]})
     group = await users.get_group(session, role.id)
     if group is None:  # the groups table is seeded by the initial migration
-        raise _invalid_role(role)
+        raise invalid_role(role)
     user = await users.add_user(
         session, account=account, email=body.username, password_hash=hash_password(body.password),
         group=group, name=body.name,

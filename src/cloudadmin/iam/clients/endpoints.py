@@ -1,19 +1,66 @@
-"""PATCH /iam/clients/{clientId} (operation 1)."""
+"""PATCH and DELETE /iam/clients/{clientId} (operation 1); reading accounts: GET
+/iam/clients, /iam/clients/me and /iam/clients/{clientId}."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
+from pydantic import TypeAdapter
 
-from cloudadmin.auth.deps import CurrentActor, Session
-from cloudadmin.iam.clients import service
-from cloudadmin.iam.clients.schemas import Client, ClientPatch
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.iam.clients import reads, service
+from cloudadmin.iam.clients.query import ClientListQuery, ClientPage
+from cloudadmin.iam.clients.schemas import Client, ClientBase, ClientPatch
+from cloudadmin.web.query_model import query_model, query_model_parameters
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
+_LIST_ANSWER: TypeAdapter[list[Client] | ClientPage] = TypeAdapter(list[Client] | ClientPage)
 
-ClientId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+ClientId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Account ID.")]
+
+
+@router.get(
+    "/iam/clients", response_model=list[Client] | ClientPage, name="list_clients",
+    summary="Get clients",
+    description="Operators: every account; resellers: their clients. Client "
+    "administrators and members: 403 (their own account is `GET /iam/clients/me`). "
+    "Without `limit` every matching client as an array; with it a page.",
+    openapi_extra={"parameters": query_model_parameters(ClientListQuery)},
+)
+async def list_clients(
+    request: Request, session: Session, caller: CurrentCaller,
+    query: Annotated[ClientListQuery, Depends(query_model(ClientListQuery))],
+) -> Response:
+    # Serialised once: the models are built and checked by reads.list_clients, and
+    # FastAPI's second validation of every client and user doubled the time of a long
+    # list (docs/iam.md, "GET /iam/clients").
+    answer = await reads.list_clients(session, caller, query, url=request.url)
+    return Response(_LIST_ANSWER.dump_json(answer), media_type="application/json")
+
+
+# Declared before /iam/clients/{clientId}, which would otherwise take "me" as an id.
+@router.get(
+    "/iam/clients/me", response_model=ClientBase, name="get_account_details",
+    summary="Account Details",
+    description="The caller's own account, its users and other details. Every caller.",
+)
+async def get_account_details(session: Session, caller: CurrentCaller) -> Client:
+    return await reads.me(session, caller)
+
+
+@router.get(
+    "/iam/clients/{clientId}", response_model=Client, name="get_client",
+    summary="Get client's details",
+    description="Operators: any account; resellers: their clients and their own "
+    "account; client administrators and members: their own account. Any other, and a "
+    "deleted account, is 404.",
+)
+async def get_client(
+    clientId: ClientId, session: Session, caller: CurrentCaller  # noqa: N803
+) -> Client:
+    return await reads.get(session, caller, clientId)
 
 
 @router.patch(

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import visible_accounts
+from cloudadmin.db import locking
 from cloudadmin.db.models import Branding, Client, Seller, User
 
 # Key of the PostgreSQL advisory lock that serialises writes of unique identities
@@ -22,12 +23,18 @@ async def lock_identities(session: AsyncSession) -> None:
         await session.execute(select(func.pg_advisory_xact_lock(IDENTITY_LOCK_KEY)))
 
 
-async def get_visible(session: AsyncSession, caller: Caller, client_id: int) -> Client | None:
+async def get_visible(
+    session: AsyncSession, caller: Caller, client_id: int, *, for_change: bool = False
+) -> Client | None:
+    """``for_change``: locked until the transaction ends; an account that a concurrent
+    request marked deleted meanwhile is then not found."""
     stmt = select(Client).where(
         Client.id == client_id,
         Client.deleted.is_(False),
         visible_accounts(caller, Client.id),
     )
+    if for_change:
+        stmt = locking.for_change(stmt, Client)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from copy import copy
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, create_model
 
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.omit import omitted
@@ -125,3 +126,21 @@ class ClientPatch(BaseModel):
 
     def sent(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+# What only the account's reseller and operators see: the provider's Client is its
+# ClientBase and these fields.
+RESELLER_VIEW_ONLY = ("seller", "resellers", "client_type", "owner")
+
+# An account as its own users see it (GET /iam/clients/me, the provider's ClientBase):
+# Client's fields, as Client declares them, but those.
+_BASE_FIELDS: dict[str, Any] = {
+    name: (field.annotation, copy(field))
+    for name, field in Client.model_fields.items()
+    if name not in RESELLER_VIEW_ONLY
+}
+ClientBase: type[BaseModel] = create_model(
+    "ClientBase",
+    __doc__="An account as its own users see it: the Client without who sells it.",
+    **_BASE_FIELDS,
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,6 +60,11 @@ def embedded_user(user: User, account: ClientRow) -> EmbeddedUser:
 
 async def present(session: AsyncSession, account: ClientRow, caller: Caller) -> Client:
     users = await repository.account_users(session, account.id)
+    return presented(account, users, caller)
+
+
+def presented(account: ClientRow, users: Sequence[User], caller: Caller) -> Client:
+    """The Client of ``account``, whose users (not deleted, by id) are ``users``."""
     statuses = products.complete_service_statuses(account.service_statuses, account.capabilities)
     return Client.model_validate(
         {
@@ -140,7 +146,7 @@ async def update(
     session: AsyncSession, actor: Actor, client_id: int, body: ClientPatch
 ) -> Client:
     caller = actor.caller
-    account = await repository.get_visible(session, caller, client_id)
+    account = await repository.get_visible(session, caller, client_id, for_change=True)
     if account is None:
         raise NotFound(NOT_FOUND)
     _check_role(caller, account, set(body.model_fields_set))
@@ -165,7 +171,7 @@ async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) 
     themselves); operators for any account.
     """
     caller = actor.caller
-    account = await repository.get_visible(session, caller, client_id)
+    account = await repository.get_visible(session, caller, client_id, for_change=True)
     if account is None:
         raise NotFound(NOT_FOUND)
     if not caller.is_operator and (

@@ -1,4 +1,4 @@
-"""Wire shapes of sellers (operations 4-6)."""
+"""Wire shapes of sellers (operations 4-6) and of their list."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.page_model import LinkedPage
 
 SellerEmail = Annotated[EmailStr, Field(max_length=150)]
 FullName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -39,3 +40,9 @@ class Seller(BaseModel):
     activated: bool
     deleted: bool
     phone: str | None = omitted(max_length=30)
+
+
+class SellerPage(LinkedPage):
+    """The provider's SellersPaginatedArray, answered when `limit` is given."""
+
+    results: list[Seller]

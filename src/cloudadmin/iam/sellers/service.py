@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller, CallerKind
 from cloudadmin.auth.scoping import require
@@ -13,10 +14,22 @@ from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
 from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.sellers import repository
-from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
+from cloudadmin.iam.sellers.repository import SellerFilter
+from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
+from cloudadmin.kit.ordering import parse_ordering
+from cloudadmin.kit.pagination import page_links
 from cloudadmin.kit.timeparse import isoformat_z
 
 EMAIL_TAKEN = "seller with this email already exists."
+NOT_FOUND = "Seller not found."
+ORDERING = {
+    "id": SellerRow.id,
+    "email": SellerRow.email,
+    "full_name": SellerRow.full_name,
+    "date_joined": SellerRow.date_joined,
+    "activated": SellerRow.activated,
+    "deleted": SellerRow.deleted,
+}
 
 
 def _out(seller: SellerRow, reseller: Client) -> Seller:
@@ -69,12 +82,12 @@ async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Sell
 
 
 async def _visible(
-    session: AsyncSession, caller: Caller, seller_id: int
+    session: AsyncSession, caller: Caller, seller_id: int, *, for_change: bool = False
 ) -> tuple[SellerRow, Client]:
     require(caller, CallerKind.reseller)
-    found = await repository.get_visible(session, caller, seller_id)
+    found = await repository.get_visible(session, caller, seller_id, for_change=for_change)
     if found is None:
-        raise NotFound("Seller not found.")
+        raise NotFound(NOT_FOUND)
     return found
 
 
@@ -85,7 +98,9 @@ async def get(session: AsyncSession, caller: Caller, seller_id: int) -> Seller:
 async def update(
     session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite
 ) -> Seller:
-    seller, reseller = await _visible(session, actor.caller, seller_id)
+    seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
+    if seller.deleted:
+        raise NotFound(NOT_FOUND)
     if await repository.email_taken(session, body.email, except_id=seller.id):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
@@ -98,3 +113,33 @@ async def update(
     if changes:
         await _record(session, actor, "update", seller, reseller, changes)
     return _out(seller, reseller)
+
+
+async def list_sellers(
+    session: AsyncSession, caller: Caller, flt: SellerFilter, *, limit: int | None,
+    offset: int, ordering: list[str] | None, url: URL,
+) -> list[Seller] | SellerPage:
+    """Without ``limit`` a plain array of every matching seller (the provider's
+    SellersArray); with it a page (SellersPaginatedArray)."""
+    require(caller, CallerKind.reseller)
+    order_by = parse_ordering(ordering, ORDERING, tiebreak=SellerRow.id)
+    rows = await repository.page_visible(session, caller, flt, order_by, limit=limit,
+                                         offset=offset)
+    results = [_out(seller, reseller) for seller, reseller in rows]
+    if limit is None:
+        return results
+    total = await repository.count_visible(session, caller, flt)
+    nxt, prev = page_links(url, count=total, limit=limit, offset=offset)
+    return SellerPage(count=total, next=nxt, previous=prev, results=results)
+
+
+async def delete(session: AsyncSession, actor: Actor, seller_id: int) -> None:
+    """Marks the seller deleted and unassigns it from its clients. The seller is locked
+    first, so of two concurrent deletions one wins and the other finds it deleted: 404."""
+    seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
+    if seller.deleted:
+        raise NotFound(NOT_FOUND)
+    seller.deleted = True
+    await session.flush()
+    await repository.unassign_from_clients(session, seller.id)
+    await _record(session, actor, "delete", seller, reseller, {"deleted": True})

@@ -1,16 +1,21 @@
-"""POST /iam/users (operation 2)."""
+"""POST /iam/users (operation 2); the account's users: list, read, PATCH, DELETE."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-from cloudadmin.auth.deps import CurrentActor, Session
-from cloudadmin.iam.users import service
-from cloudadmin.iam.users.schemas import UserCreate, UserCreated
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.iam.users import manage, service
+from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
+from cloudadmin.kit.ints import Id32, PageOffset
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Users"])
+
+UserId = Annotated[Id32, Path(description="User's ID.")]
 
 
 @router.post(
@@ -22,3 +27,55 @@ router = APIRouter(route_class=ApiRoute, tags=["Users"])
 )
 async def create_user(body: UserCreate, session: Session, actor: CurrentActor) -> UserCreated:
     return await service.create(session, actor, body)
+
+
+@router.get(
+    "/iam/users", response_model=UserPage, name="list_users", summary="Get users",
+    description="The users of the caller's account that are not deleted, by id. Without "
+    "`limit` every user is returned.",
+)
+async def list_users(
+    request: Request,
+    session: Session,
+    caller: CurrentCaller,
+    limit: Annotated[int | None, Query(ge=1, le=1000, description="The maximum number of "
+                                       "items; without it every user is returned.")] = None,
+    offset: Annotated[PageOffset, Query(description="Offset relative to the beginning of "
+                                        "the list.")] = 0,
+) -> UserPage:
+    return await manage.list_users(session, caller, limit=limit, offset=offset, url=request.url)
+
+
+@router.get(
+    "/iam/users/{userId}", response_model=User, name="get_user",
+    summary="Get user's details",
+    description="A user of an account the caller sees (a reseller: its own and its "
+    "clients'; everyone else: its own).",
+)
+async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:  # noqa: N803
+    return await manage.get(session, caller, userId)
+
+
+@router.patch(
+    "/iam/users/{userId}", response_model=User, name="update_user",
+    summary="Update user's details",
+    description="Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; "
+    "read-only fields sent along are ignored. Anyone may update their own user; client "
+    "administrators and resellers the users they see; an operator's user only an operator.",
+)
+async def update_user(
+    userId: UserId, body: UserPatch, session: Session, actor: CurrentActor  # noqa: N803
+) -> User:
+    return await manage.update(session, actor, userId, body)
+
+
+@router.delete(
+    "/iam/users/{userId}", status_code=200, response_class=Response, name="delete_user",
+    summary="Delete user",
+    description="Resellers and operators: marks the user deleted; its API keys stop "
+    "authenticating at once. A caller cannot delete its own user.",
+    responses={200: {"description": "User has been successfully deleted."}},
+)
+async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+    await manage.delete(session, actor, userId)
+    return Response(status_code=200)

@@ -1,9 +1,13 @@
-"""User rows: groups and creation."""
+"""User rows: groups, creation, and the users a caller may see."""
 
 from __future__ import annotations
 
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import visible_accounts
+from cloudadmin.db import locking
 from cloudadmin.db.models import Client, Group, User
 
 
@@ -45,3 +49,50 @@ async def add_user(
     session.add(user)
     await session.flush()
     return user
+
+
+def _live_users() -> Select[User, Client]:
+    """Users not deleted, of accounts not deleted, with their account."""
+    return (
+        select(User, Client)
+        .join(Client, Client.id == User.client_id)
+        .where(User.deleted.is_(False), Client.deleted.is_(False))
+    )
+
+
+async def count_account_users(session: AsyncSession, account_id: int) -> int:
+    stmt = select(func.count()).select_from(User).where(
+        User.client_id == account_id, User.deleted.is_(False)
+    )
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def account_users_page(
+    session: AsyncSession, account_id: int, *, limit: int | None, offset: int
+) -> list[User]:
+    stmt = (
+        select(User)
+        .where(User.client_id == account_id, User.deleted.is_(False))
+        .order_by(User.id)
+        .offset(offset)
+    )
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def get_visible(
+    session: AsyncSession, caller: Caller, user_id: int, *, account_id: int | None = None,
+    for_change: bool = False,
+) -> tuple[User, Client] | None:
+    """A live user of an account the caller sees (``account_id``: of that account only).
+
+    ``for_change``: the user is locked until the transaction ends, so a change that comes
+    second waits and then finds the user as the first left it (deleted: not found)."""
+    stmt = _live_users().where(User.id == user_id, visible_accounts(caller, User.client_id))
+    if account_id is not None:
+        stmt = stmt.where(User.client_id == account_id)
+    if for_change:
+        stmt = locking.for_change(stmt, User)
+    row = (await session.execute(stmt)).first()
+    return None if row is None else (row[0], row[1])

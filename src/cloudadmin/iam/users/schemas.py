@@ -1,13 +1,14 @@
-"""Wire shapes of user creation (operation 2)."""
+"""Wire shapes of users: creation (operation 2), the User resource, its list and PATCH."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from cloudadmin.iam.clients.schemas import (
     AccountId,
+    AuthType,
     CompanyName,
     Email,
     EmbeddedUser,
@@ -17,6 +18,7 @@ from cloudadmin.iam.clients.schemas import (
     Text255,
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
+from cloudadmin.kit.page_model import LinkedPage
 
 
 def _country(value: str) -> str:
@@ -79,7 +81,47 @@ class ClientAndRoles(BaseModel):
     user_id: int
 
 
-class UserCreated(EmbeddedUser):
+class User(EmbeddedUser):
+    """The provider's User: the embedded fields plus type, activity and roles."""
+
     user_type: Literal["common", "reseller", "seller"]
     is_active: bool
     client_and_roles: list[ClientAndRoles]
+
+
+class UserCreated(User):
+    """The answer of POST /iam/users: the new User."""
+
+
+class UserPage(LinkedPage):
+    """The provider's PaginatedUsersArray."""
+
+    results: list[User]
+
+
+class UserPatch(BaseModel):
+    """The provider's PutUser, as a partial update: an absent field is left untouched.
+    `name` and `phone` take null; the read-only User fields sent along are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    # A default of None is not validated: absent means "unchanged", while an explicit
+    # null for a non-nullable field fails validation (400).
+    email: Email = Field(default=None)  # type: ignore[assignment]
+    name: Text255 | None = None
+    lang: Lang = Field(default=None)  # type: ignore[assignment,arg-type]
+    phone: PhoneText | None = None
+    auth_types: list[AuthType] = Field(  # type: ignore[assignment]
+        default=None,  # type: ignore[arg-type]
+        max_length=4, description="Each of password, sso, github, google-oauth2 at most once.",
+    )
+
+    @field_validator("auth_types")
+    @classmethod
+    def _each_auth_type_once(cls, value: list[str]) -> list[str]:
+        if len(value) != len(set(value)):
+            raise ValueError("Each auth type may appear only once.")
+        return value
+
+    def sent(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.model_fields_set}

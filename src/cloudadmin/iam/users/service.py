@@ -18,13 +18,15 @@ from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.passwords import password_problems
 from cloudadmin.iam.users.schemas import ClientAndRoles, UserCreate, UserCreated
+from cloudadmin.iam.users.schemas import User as UserOut
 from cloudadmin.kit.crypto import hash_password
 
 EMAIL_TAKEN = "user with this email already exists."
 
 
-def created_user(user: User, account: Client) -> UserCreated:
-    return UserCreated(
+def present(user: User, account: Client) -> UserOut:
+    """The provider's User: a user has one account, so one client_and_roles entry."""
+    return UserOut(
         **embedded_user(user, account).model_dump(),
         user_type=user.user_type,
         is_active=user.is_active,
@@ -37,6 +39,10 @@ def created_user(user: User, account: Client) -> UserCreated:
             )
         ],
     )
+
+
+def created_user(user: User, account: Client) -> UserCreated:
+    return UserCreated(**present(user, account).model_dump())
 
 
 def check_password(password: str, email: str) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db import locking
 from cloudadmin.db.models import NotificationSetting
 
 
@@ -33,9 +34,13 @@ async def page(
 
 
 async def get(
-    session: AsyncSession, reseller_id: int, setting_id: int
+    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False,
+    removal: bool = False,
 ) -> NotificationSetting | None:
+    """``for_change``: locked until the transaction ends (db/locking.py)."""
     stmt = select(NotificationSetting).where(
         NotificationSetting.id == setting_id, NotificationSetting.reseller_id == reseller_id
     )
+    if for_change:
+        stmt = locking.for_change(stmt, removal=removal)
     return (await session.execute(stmt)).scalar_one_or_none()

@@ -56,10 +56,12 @@ async def _reseller(session: AsyncSession, caller: Caller, reseller_id: int) -> 
 
 
 async def _setting(
-    session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int
+    session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int, *,
+    for_change: bool = False, removal: bool = False,
 ) -> tuple[Client, Row]:
     reseller = await _reseller(session, caller, reseller_id)
-    row = await repository.get(session, reseller.id, setting_id)
+    row = await repository.get(session, reseller.id, setting_id, for_change=for_change,
+                               removal=removal)
     if row is None:
         raise NotFound(SETTING_NOT_FOUND)
     return reseller, row
@@ -112,7 +114,8 @@ async def update(
     session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int,
     body: NotificationSettingPatch,
 ) -> NotificationSetting:
-    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id)
+    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
+                                   for_change=True)
     sent = {name: getattr(body, name) for name in body.model_fields_set}
     changes = {k: v for k, v in sent.items() if getattr(row, k) != v}
     for name, value in changes.items():
@@ -126,7 +129,8 @@ async def update(
 async def delete(
     session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int
 ) -> None:
-    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id)
+    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
+                                   for_change=True, removal=True)
     await session.delete(row)
     await session.flush()
     await _record(session, actor, reseller, setting_id, "delete", {})
