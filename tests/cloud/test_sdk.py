@@ -39,6 +39,9 @@ NOT_IN_SDK = {
     ("GET", "/cloud/v1/user_actions/amqp_subscriptions_list"),
     ("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"),
     ("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"),
+    ("POST", "/cloud/v1/user_actions/subscribe"),
+    ("POST", "/cloud/v1/user_actions/unsubscribe"),
+    ("GET", "/cloud/v1/user_actions/subscriptions_list"),
 }
 SDK_SOURCE = Path(gcore.__file__).parent / "resources" / "cloud"
 

@@ -526,6 +526,38 @@ async def update_subscription(
             await client.patch(url, json={}, headers=admin)]
 
 
+WEBHOOK = {"url": "https://hooks.shop.example/user-actions", "auth_header_name": "Authorization",
+           "auth_header_value": "Bearer s3cret"}
+
+
+@case("POST", "/cloud/v1/user_actions/subscribe")
+async def subscribe_webhook(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK,
+                              headers=auth(cl.ls.client_admin))]
+
+
+@case("POST", "/cloud/v1/user_actions/unsubscribe")
+async def unsubscribe_webhook(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK, headers=auth(cl.ls.client_admin))
+    return [await client.post(f"{ACTIONS}/unsubscribe", headers=auth(cl.ls.client_admin))]
+
+
+@case("GET", "/cloud/v1/user_actions/subscriptions_list")
+async def list_webhooks(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"{ACTIONS}/subscriptions_list"
+    empty = await client.get(url, headers=auth(cl.ls.client_member))
+    await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK, headers=auth(cl.ls.client_admin))
+    return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
+            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator))]
+
+
 # -- reads of h14-clients (GET /iam/clients, /me, /{clientId}, one log entry, one addendum) --
 
 

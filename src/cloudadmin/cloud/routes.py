@@ -10,6 +10,7 @@ from cloudadmin.cloud.listeners.endpoints import router as listeners_router
 from cloudadmin.cloud.pricing.endpoints import router as pricing_router
 from cloudadmin.cloud.user_actions.endpoints import router as user_actions_router
 from cloudadmin.cloud.users.endpoints import router as users_router
+from cloudadmin.cloud.webhook_subscriptions.endpoints import router as webhooks_router
 
 routers: list[APIRouter] = [
     listeners_router,
@@ -18,4 +19,5 @@ routers: list[APIRouter] = [
     users_router,
     amqp_subscriptions_router,
     user_actions_router,
+    webhooks_router,
 ]

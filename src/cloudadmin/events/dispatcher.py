@@ -1,11 +1,12 @@
-"""The dispatcher: delivers the outbox to subscribers' brokers and mail servers.
+"""The dispatcher: delivers the outbox to subscribers' brokers, webhooks and mail servers.
 
 Runs inside `cloudadmin serve` and as `cloudadmin worker`. Work is claimed with short
 leases taken under ``FOR UPDATE SKIP LOCKED`` (PostgreSQL), so any number of workers
 share it without publishing one subscription's events concurrently; on SQLite one
 dispatcher per database is enforced with a file lock. Each subscription is served by
 one lane at a time, in id order, and several lanes run side by side, so a dead or slow
-broker holds up only its own subscription.
+broker or webhook holds up only its own subscription. AMQP and webhook subscriptions
+are two queues (their own deliveries and states) served by the same machinery.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ import os
 import random
 import socket
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Table, and_, delete, exists, or_, select, update
 from sqlalchemy.engine import make_url
@@ -32,11 +36,15 @@ from cloudadmin.db.models import (
     EventDelivery,
     MailMessage,
     UserActionEvent,
+    WebhookDelivery,
+    WebhookDeliveryState,
+    WebhookSubscription,
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.mail import MailError, MailSender
 from cloudadmin.events.user_actions import published_record
+from cloudadmin.events.webhooks import WebhookError, WebhookSender
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 
@@ -59,6 +67,28 @@ def _settings_of(sub: AmqpSubscription) -> tuple[str, ...]:
     """What a delivery depends on. The connection string is compared encrypted: a new
     one is encrypted with a fresh nonce, so any update of it shows."""
     return (sub.connection_string_encrypted, sub.exchange or "", sub.routing_key or "")
+
+
+def _webhook_settings_of(sub: WebhookSubscription) -> tuple[str, ...]:
+    return (sub.url, sub.auth_header_name, sub.auth_header_value_encrypted)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One kind of subscription's share of the outbox: the subscriptions, the events
+    owed to each, and the dispatcher's state per subscription (same columns for both
+    kinds)."""
+
+    name: str
+    subscription: Any
+    delivery: Any
+    state: Any
+    settings_of: Callable[[Any], tuple[str, ...]]
+
+
+AMQP = Queue("amqp", AmqpSubscription, EventDelivery, DeliveryState, _settings_of)
+WEBHOOK = Queue("webhook", WebhookSubscription, WebhookDelivery, WebhookDeliveryState,
+                _webhook_settings_of)
 
 
 class Dispatcher:
@@ -89,6 +119,7 @@ class Dispatcher:
         # Where subscribers' brokers and mail servers may be (default: public addresses).
         self.outbound = outbound or Outbound()
         self.brokers = BrokerPool(self.outbound)
+        self.webhooks = WebhookSender(self.outbound)
         self.mail = MailSender(secret_box, self.outbound)
         self._skip_locked = engine.dialect.name == "postgresql"
 
@@ -113,6 +144,7 @@ class Dispatcher:
                      self.worker_id, self.delivered_count)
         finally:
             await self.brokers.close()
+            await self.webhooks.close()
 
     async def _single_dispatcher_lock(
         self, stop: asyncio.Event, held: contextlib.ExitStack
@@ -171,33 +203,33 @@ class Dispatcher:
 
     # ---- AMQP ------------------------------------------------------------------
 
-    async def claim_subscription(self) -> int | None:
+    async def claim_subscription(self, queue: Queue = AMQP) -> int | None:
         now = utcnow()
         async with self.sessions() as session, session.begin():
             # Subscriptions with pending events get a state row the first time.
             missing = (
-                select(EventDelivery.subscription_id)
-                .where(EventDelivery.delivered.is_(False))
-                .where(~exists().where(DeliveryState.subscription_id
-                                       == EventDelivery.subscription_id))
+                select(queue.delivery.subscription_id)
+                .where(queue.delivery.delivered.is_(False))
+                .where(~exists().where(queue.state.subscription_id
+                                       == queue.delivery.subscription_id))
                 .distinct()
                 .limit(100)
             )
             new = [{"subscription_id": sid} for sid in (await session.execute(missing)).scalars()]
             if new:
-                table = DeliveryState.__table__
+                table = queue.state.__table__
                 assert isinstance(table, Table)
                 await session.execute(upsert(self.engine.dialect.name, table, []), new)
             candidate = (
-                select(DeliveryState.subscription_id)
-                .where(or_(DeliveryState.lease_until.is_(None), DeliveryState.lease_until < now))
-                .where(or_(DeliveryState.next_attempt_at.is_(None),
-                           DeliveryState.next_attempt_at <= now))
+                select(queue.state.subscription_id)
+                .where(or_(queue.state.lease_until.is_(None), queue.state.lease_until < now))
+                .where(or_(queue.state.next_attempt_at.is_(None),
+                           queue.state.next_attempt_at <= now))
                 .where(exists().where(and_(
-                    EventDelivery.subscription_id == DeliveryState.subscription_id,
-                    EventDelivery.delivered.is_(False))))
-                .order_by(DeliveryState.next_attempt_at.is_not(None),
-                          DeliveryState.next_attempt_at)
+                    queue.delivery.subscription_id == queue.state.subscription_id,
+                    queue.delivery.delivered.is_(False))))
+                .order_by(queue.state.next_attempt_at.is_not(None),
+                          queue.state.next_attempt_at)
                 .limit(1)
             )
             if self._skip_locked:
@@ -206,21 +238,29 @@ class Dispatcher:
             if sid is None:
                 return None
             await session.execute(
-                update(DeliveryState)
-                .where(DeliveryState.subscription_id == sid)
+                update(queue.state)
+                .where(queue.state.subscription_id == sid)
                 .values(lease_owner=self.worker_id, lease_until=now + self.lease)
             )
             return sid
 
     async def deliver_once(self) -> bool:
-        """Claims one subscription and delivers one batch of its events. False when idle."""
-        sid = await self.claim_subscription()
+        """Claims one AMQP and one webhook subscription and delivers one batch of the
+        events of each. False when idle."""
+        worked = await self._deliver_once(AMQP)
+        return await self._deliver_once(WEBHOOK) or worked
+
+    async def _deliver_once(self, queue: Queue) -> bool:
+        sid = await self.claim_subscription(queue)
         if sid is None:
             return False
         try:
-            await self._deliver_batch(sid)
+            if queue is AMQP:
+                await self._deliver_batch(sid)
+            else:
+                await self._deliver_webhook_batch(sid)
         finally:
-            await self._release(sid)
+            await self._release(sid, queue)
         return True
 
     async def _deliver_batch(self, sid: int) -> None:
@@ -273,9 +313,11 @@ class Dispatcher:
             await self._failed(sid, "the broker did not confirm every message", used)
 
     async def _mark_delivered(
-        self, session: AsyncSession, deliveries: list[int], events: list[int]
+        self, session: AsyncSession, deliveries: list[int], events: list[int],
+        queue: Queue = AMQP,
     ) -> None:
-        """Marks deliveries done and acknowledges the events nothing is owed for any more.
+        """Marks deliveries (of ``queue``) done and acknowledges the events nothing is
+        owed for any more, by either queue.
 
         The events are locked first (in id order, so lanes never deadlock): a lane
         delivering the same event to another subscription then waits, and its check
@@ -288,25 +330,29 @@ class Dispatcher:
                 .order_by(UserActionEvent.id).with_for_update()
             )
         await session.execute(
-            update(EventDelivery).where(EventDelivery.id.in_(deliveries))
+            update(queue.delivery).where(queue.delivery.id.in_(deliveries))
             .values(delivered=True, delivered_at=utcnow())
         )
         pending = exists().where(EventDelivery.event_id == UserActionEvent.id,
                                  EventDelivery.delivered.is_(False))
+        webhook_pending = exists().where(WebhookDelivery.event_id == UserActionEvent.id,
+                                         WebhookDelivery.delivered.is_(False))
         await session.execute(
             update(UserActionEvent)
-            .where(UserActionEvent.id.in_(events), ~pending)
+            .where(UserActionEvent.id.in_(events), ~pending, ~webhook_pending)
             .values(acknowledged=True)
             .execution_options(synchronize_session=False)
         )
 
-    async def _failed(self, sid: int, error: str, used: tuple[str, ...]) -> None:
+    async def _failed(
+        self, sid: int, error: str, used: tuple[str, ...], queue: Queue = AMQP
+    ) -> None:
         async with self.sessions() as session, session.begin():
-            state = await session.get(DeliveryState, sid, with_for_update=True)
+            state = await session.get(queue.state, sid, with_for_update=True)
             if state is None:
                 return
-            sub = await session.get(AmqpSubscription, sid, populate_existing=True)
-            if sub is None or _settings_of(sub) != used:
+            sub = await session.get(queue.subscription, sid, populate_existing=True)
+            if sub is None or queue.settings_of(sub) != used:
                 # Repaired while this batch was failing (the update reset the backoff):
                 # the failure says nothing about the new settings; try them at once.
                 state.attempts, state.next_attempt_at, state.last_error = 0, None, None
@@ -315,18 +361,65 @@ class Dispatcher:
             delay = backoff_seconds(state.attempts)
             state.next_attempt_at = utcnow() + timedelta(seconds=delay)
             state.last_error = error
-        log.warning("subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
-                    sid, state.attempts, delay, error,
+        log.warning("%s subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
+                    queue.name, sid, state.attempts, delay, error,
                     extra={"subscription_id": sid, "attempts": state.attempts})
 
-    async def _release(self, sid: int) -> None:
+    async def _release(self, sid: int, queue: Queue = AMQP) -> None:
         async with self.sessions() as session, session.begin():
             await session.execute(
-                update(DeliveryState)
-                .where(DeliveryState.subscription_id == sid,
-                       DeliveryState.lease_owner == self.worker_id)
+                update(queue.state)
+                .where(queue.state.subscription_id == sid,
+                       queue.state.lease_owner == self.worker_id)
                 .values(lease_owner=None, lease_until=None)
             )
+
+    # ---- webhooks --------------------------------------------------------------
+
+    async def _deliver_webhook_batch(self, sid: int) -> None:
+        async with self.sessions() as session:
+            sub = await session.get(WebhookSubscription, sid)
+            if sub is None:
+                return
+            rows = (
+                await session.execute(
+                    select(WebhookDelivery.id, WebhookDelivery.event_id.label("event_pk"),
+                           UserActionEvent.event_id, UserActionEvent.body)
+                    .join(UserActionEvent, UserActionEvent.id == WebhookDelivery.event_id)
+                    .where(WebhookDelivery.subscription_id == sid,
+                           WebhookDelivery.delivered.is_(False))
+                    .order_by(WebhookDelivery.id)
+                    .limit(self.batch_size)
+                )
+            ).all()
+            url, header_name = sub.url, sub.auth_header_name
+            header_value = self.secret_box.decrypt(sub.auth_header_value_encrypted)
+            used = _webhook_settings_of(sub)
+        if not rows:
+            return
+        error: str | None = None
+        try:
+            accepted = await self.webhooks.post(
+                url, header_name, header_value,
+                [(r.event_id, published_record(r.body)) for r in rows],
+                budget=self.publish_timeout,
+            )
+        except WebhookError as exc:
+            accepted, error = exc.accepted, str(exc)
+        self.delivered_count += accepted
+        done = [r.id for r in rows[:accepted]]
+        acked = sorted({r.event_pk for r in rows[:accepted]})
+        async with self.sessions() as session, session.begin():
+            if done:
+                await self._mark_delivered(session, done, acked, WEBHOOK)
+            if error is None:
+                await session.execute(
+                    update(WebhookDeliveryState)
+                    .where(WebhookDeliveryState.subscription_id == sid)
+                    .values(attempts=0, last_error=None, next_attempt_at=None)
+                )
+        if error is not None:
+            await self._failed(sid, error, used, WEBHOOK)
 
     async def purge_delivered(
         self, older_than: timedelta = RETENTION, log_older_than: timedelta = LOG_RETENTION
@@ -341,9 +434,14 @@ class Dispatcher:
                                             EventDelivery.delivered_at < cutoff)
             )
             await session.execute(
+                delete(WebhookDelivery).where(WebhookDelivery.delivered.is_(True),
+                                              WebhookDelivery.delivered_at < cutoff)
+            )
+            await session.execute(
                 delete(UserActionEvent).where(
                     UserActionEvent.created_at < log_cutoff,
                     ~exists().where(EventDelivery.event_id == UserActionEvent.id),
+                    ~exists().where(WebhookDelivery.event_id == UserActionEvent.id),
                 )
             )
             await session.execute(

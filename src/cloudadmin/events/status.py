@@ -3,38 +3,57 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import case, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
-from cloudadmin.db.models import AmqpSubscription, DeliveryState, EventDelivery, MailMessage
+from cloudadmin.db.models import MailMessage
+from cloudadmin.events.dispatcher import AMQP, WEBHOOK, Queue
 from cloudadmin.kit.timeparse import isoformat_z
 
 
-async def collect(settings: Settings) -> tuple[list[dict[str, object]], dict[str, int]]:
+async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[str, object]]:
+    sub: Any = queue.subscription
+    delivery: Any = queue.delivery
+    state: Any = queue.state
+    pending = func.sum(case((delivery.delivered.is_(False), 1), else_=0))
+    delivered = func.sum(case((delivery.delivered.is_(True), 1), else_=0))
+    rows = (
+        await conn.execute(
+            select(
+                sub.id, sub.client_id,
+                func.coalesce(pending, 0), func.coalesce(delivered, 0),
+                state.attempts, state.next_attempt_at, state.last_error,
+            )
+            .outerjoin(delivery, delivery.subscription_id == sub.id)
+            .outerjoin(state, state.subscription_id == sub.id)
+            .group_by(sub.id, sub.client_id, state.attempts, state.next_attempt_at,
+                      state.last_error)
+            .order_by(sub.id)
+        )
+    ).all()
+    return [
+        {
+            "subscription": r[0], "client": r[1], "pending": int(r[2]), "delivered": int(r[3]),
+            "failing": bool(r[4]), "attempts": r[4] or 0,
+            "next_attempt_at": isoformat_z(r[5]) if r[5] else None, "last_error": r[6],
+        }
+        for r in rows
+    ]
+
+
+async def collect(
+    settings: Settings,
+) -> tuple[list[dict[str, object]], dict[str, int], list[dict[str, object]]]:
+    """AMQP subscriptions, the mail outbox, webhook subscriptions."""
     engine = create_engine(settings)
     try:
         async with engine.connect() as conn:
-            pending = func.sum(case((EventDelivery.delivered.is_(False), 1), else_=0))
-            delivered = func.sum(case((EventDelivery.delivered.is_(True), 1), else_=0))
-            rows = (
-                await conn.execute(
-                    select(
-                        AmqpSubscription.id, AmqpSubscription.client_id,
-                        func.coalesce(pending, 0), func.coalesce(delivered, 0),
-                        DeliveryState.attempts, DeliveryState.next_attempt_at,
-                        DeliveryState.last_error,
-                    )
-                    .outerjoin(EventDelivery, EventDelivery.subscription_id == AmqpSubscription.id)
-                    .outerjoin(DeliveryState,
-                               DeliveryState.subscription_id == AmqpSubscription.id)
-                    .group_by(AmqpSubscription.id, AmqpSubscription.client_id,
-                              DeliveryState.attempts, DeliveryState.next_attempt_at,
-                              DeliveryState.last_error)
-                    .order_by(AmqpSubscription.id)
-                )
-            ).all()
+            subs = await _per_subscription(conn, AMQP)
+            webhooks = await _per_subscription(conn, WEBHOOK)
             mail = (
                 await conn.execute(
                     select(
@@ -50,24 +69,24 @@ async def collect(settings: Settings) -> tuple[list[dict[str, object]], dict[str
             ).one()
     finally:
         await engine.dispose()
-    subs = [
-        {
-            "subscription": r[0], "client": r[1], "pending": int(r[2]), "delivered": int(r[3]),
-            "failing": bool(r[4]), "attempts": r[4] or 0,
-            "next_attempt_at": isoformat_z(r[5]) if r[5] else None, "last_error": r[6],
-        }
-        for r in rows
-    ]
-    return subs, {"pending": int(mail[0]), "sent": int(mail[1]), "failing": int(mail[2])}
+    return subs, {"pending": int(mail[0]), "sent": int(mail[1]), "failing": int(mail[2])}, \
+        webhooks
+
+
+def _line(s: dict[str, object], prefix: str = "") -> str:
+    state = "failing" if s["failing"] else "ok"
+    detail = f"{s['next_attempt_at']} {s['last_error']}" if s["failing"] else ""
+    return (f"{prefix}{s['subscription']:>12} {s['client']:>8} {s['pending']:>8} "
+            f"{s['delivered']:>10} {state:<8} {detail}")
 
 
 async def print_status(settings: Settings, echo: Callable[[str], object]) -> None:
-    subs, mail = await collect(settings)
+    subs, mail, webhooks = await collect(settings)
     echo(f"{'subscription':>12} {'client':>8} {'pending':>8} {'delivered':>10} "
          f"{'state':<8} next attempt / last error")
     for s in subs:
-        state = "failing" if s["failing"] else "ok"
-        detail = f"{s['next_attempt_at']} {s['last_error']}" if s["failing"] else ""
-        echo(f"{s['subscription']:>12} {s['client']:>8} {s['pending']:>8} {s['delivered']:>10} "
-             f"{state:<8} {detail}")
+        echo(_line(s))
+    # Webhook lines are marked, so that their ids are not read as AMQP subscriptions'.
+    for s in webhooks:
+        echo(_line(s, "webhook "))
     echo(f"mail: {mail['pending']} pending ({mail['failing']} failing), {mail['sent']} sent")

@@ -21,6 +21,8 @@ from cloudadmin.db.models import (
     EventDelivery,
     UserActionEvent,
     UserActionResource,
+    WebhookDelivery,
+    WebhookSubscription,
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.redact import redact
@@ -83,7 +85,8 @@ async def record(
     """Adds one event to the outbox; ``action_data`` (the changed fields) is redacted.
 
     The event is owed to the account's own subscription and, when the account's
-    reseller subscribed with ``receive_child_client_events``, to the reseller's too.
+    reseller subscribed with ``receive_child_client_events``, to the reseller's too;
+    and to the account's own webhook subscription (webhooks have no child events).
     """
     now = utcnow()
     event_id = str(uuid.uuid4())
@@ -132,7 +135,26 @@ async def record(
             [{"event_id": event.id, "subscription_id": sid, "delivered": False}
              for sid in subscriptions],
         )
+    webhooks = await _webhooks_owed(session, client_id)
+    if webhooks:
+        await session.flush()
+        await session.execute(
+            insert(WebhookDelivery),
+            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
+             for sid in webhooks],
+        )
     return event
+
+
+async def _webhooks_owed(session: AsyncSession, client_id: int) -> list[int]:
+    """The account's webhook subscription, locked until commit for the same reason as
+    in :func:`_subscriptions_owed`."""
+    stmt = (
+        select(WebhookSubscription.id)
+        .where(WebhookSubscription.client_id == client_id)
+        .with_for_update()
+    )
+    return list((await session.execute(stmt)).scalars())
 
 
 async def _subscriptions_owed(

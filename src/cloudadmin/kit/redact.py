@@ -7,7 +7,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 MASK = "***"
-SECRET_KEY_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|^key$)", re.I)
+# auth_header_value: the secret header of a webhook subscription (its name is not).
+SECRET_KEY_NAMES = re.compile(
+    r"(password|passwd|secret|token|api_?key|^key$|auth_header_value|^authorization$)", re.I
+)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*://", re.I)
 _SPACE = re.compile(r"\s")
 

@@ -22,6 +22,11 @@ from cloudadmin.db.models.events import (
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
+from cloudadmin.db.models.webhooks import (
+    WebhookDelivery,
+    WebhookDeliveryState,
+    WebhookSubscription,
+)
 
 __all__ = [
     "GROUPS",
@@ -47,5 +52,8 @@ __all__ = [
     "User",
     "UserActionEvent",
     "UserActionResource",
+    "WebhookDelivery",
+    "WebhookDeliveryState",
+    "WebhookSubscription",
     "user_groups",
 ]

@@ -1,0 +1,1 @@
+"""Webhook subscriptions to user action events (beside the AMQP ones)."""

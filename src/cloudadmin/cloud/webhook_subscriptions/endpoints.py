@@ -1,0 +1,84 @@
+"""Webhook subscriptions: subscribe, unsubscribe, list (the provider's three)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.scoping import Limit, Offset
+from cloudadmin.cloud.webhook_subscriptions import service
+from cloudadmin.cloud.webhook_subscriptions.schemas import (
+    WebhookSubscriptionCreate,
+    WebhookSubscriptionList,
+)
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.route import ApiRoute
+
+router = APIRouter(route_class=ApiRoute, tags=["User actions: webhook subscriptions"])
+
+BASE = "/cloud/v1/user_actions"
+_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def _box(request: Request) -> SecretBox:
+    return request.app.state.secret_box  # type: ignore[no-any-return]
+
+
+def _outbound(request: Request) -> Outbound:
+    return request.app.state.outbound  # type: ignore[no-any-return]
+
+
+@router.post(
+    f"{BASE}/subscribe",
+    status_code=204,
+    response_class=Response,
+    name="subscribe_webhook",
+    dependencies=[IDEMPOTENT],
+    summary="Subscribe to user actions over an HTTP webhook",
+    description="Creates the caller's account's webhook subscription (one per account): "
+    "each user action of the account is POSTed to `url` as JSON (the same record the "
+    "AMQP message carries), with the header `auth_header_name: auth_header_value`. "
+    "The value is stored encrypted and never shown again. 400 naming `url` when it is "
+    "not http(s), carries a user name or password, or names an address that is not "
+    "allowed (loopback, private, link-local, metadata...; host names are checked each "
+    "time the service connects). Administrators of the account; operators (for their "
+    "own account).",
+    responses={409: {"description": "The account already has a webhook subscription",
+                     **_ERR}},
+)
+async def subscribe_webhook(
+    body: WebhookSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
+) -> Response:
+    await service.subscribe(session, actor, _box(request), _outbound(request), body)
+    return Response(status_code=204)
+
+
+@router.post(
+    f"{BASE}/unsubscribe",
+    status_code=204,
+    response_class=Response,
+    name="unsubscribe_webhook",
+    summary="Unsubscribe from user actions over an HTTP webhook",
+    description="Deletes the caller's account's webhook subscription and what it was "
+    "still owed; 404 when there is none. Administrators of the account; operators.",
+    responses={404: {"description": "The account has no webhook subscription", **_ERR}},
+)
+async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> Response:
+    await service.unsubscribe(session, actor)
+    return Response(status_code=204)
+
+
+@router.get(
+    f"{BASE}/subscriptions_list",
+    response_model=WebhookSubscriptionList,
+    name="list_webhook_subscriptions",
+    summary="List webhook subscriptions",
+    description="The caller's account's webhook subscription (operators: every "
+    "account's). `auth_header_value` is always masked (`***`). Any user of the account.",
+)
+async def list_webhook_subscriptions(
+    session: Session, caller: CurrentCaller, limit: Limit = 1000, offset: Offset = 0
+) -> WebhookSubscriptionList:
+    return await service.list_(session, caller, limit=limit, offset=offset)

@@ -1,0 +1,29 @@
+"""Webhook subscription queries, always from what the caller may see."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models import WebhookSubscription
+
+
+async def of_account(session: AsyncSession, account_id: int) -> WebhookSubscription | None:
+    stmt = select(WebhookSubscription).where(WebhookSubscription.client_id == account_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def list_visible(
+    session: AsyncSession, caller: Caller, *, limit: int, offset: int
+) -> tuple[int, Sequence[WebhookSubscription]]:
+    stmt = select(WebhookSubscription)
+    if not caller.is_operator:
+        stmt = stmt.where(WebhookSubscription.client_id == caller.account_id)
+    count = await session.execute(select(func.count()).select_from(stmt.subquery()))
+    rows = await session.execute(
+        stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset)
+    )
+    return int(count.scalar_one()), list(rows.scalars())

@@ -1,0 +1,95 @@
+"""Webhook subscriptions: one per account, as the AMQP one. Any user of the account
+lists it (the secret header masked); its administrators (and operators, for their own
+account) subscribe and unsubscribe (access.md row 18)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.auth.caller import Caller
+from cloudadmin.cloud import scoping
+from cloudadmin.cloud.webhook_subscriptions import repository
+from cloudadmin.cloud.webhook_subscriptions.destination import (
+    header_name_problems,
+    header_value_problems,
+    url_problems,
+)
+from cloudadmin.cloud.webhook_subscriptions.schemas import (
+    WebhookSubscription,
+    WebhookSubscriptionCreate,
+    WebhookSubscriptionList,
+)
+from cloudadmin.db.models import WebhookSubscription as SubscriptionRow
+from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.redact import MASK
+
+API_GROUP = "webhook_subscription"
+
+
+def _out(row: SubscriptionRow) -> WebhookSubscription:
+    return WebhookSubscription(id=row.id, url=row.url, auth_header_name=row.auth_header_name,
+                               auth_header_value=MASK)
+
+
+def _checked(body: WebhookSubscriptionCreate, outbound: Outbound) -> None:
+    problems = {
+        "url": url_problems(body.url, outbound),
+        "auth_header_name": header_name_problems(body.auth_header_name),
+        "auth_header_value": header_value_problems(body.auth_header_value),
+    }
+    found = {name: msgs for name, msgs in problems.items() if msgs}
+    if found:
+        raise ValidationError(fields=found)
+
+
+async def subscribe(
+    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
+    body: WebhookSubscriptionCreate,
+) -> None:
+    caller = actor.caller
+    scoping.require_admin(caller)
+    _checked(body, outbound)
+    existing = await repository.of_account(session, caller.account_id)
+    if existing is not None:
+        raise Conflict(
+            f"The account already has webhook subscription {existing.id}; unsubscribe first."
+        )
+    row = SubscriptionRow(
+        client_id=caller.account_id, url=body.url, auth_header_name=body.auth_header_name,
+        auth_header_value_encrypted=box.encrypt(body.auth_header_value),
+    )
+    session.add(row)
+    await session.flush()
+    await user_actions.record(
+        session, actor, action_type="create", api_group=API_GROUP,
+        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
+        reseller_id=caller.account_reseller_id,
+        # The value is masked by name (kit/redact.py) like every secret.
+        action_data=body.model_dump(),
+    )
+
+
+async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
+    caller = actor.caller
+    scoping.require_admin(caller)
+    row = await repository.of_account(session, caller.account_id)
+    if row is None:
+        raise NotFound("The account has no webhook subscription.")
+    await user_actions.record(
+        session, actor, action_type="delete", api_group=API_GROUP,
+        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
+        reseller_id=caller.account_reseller_id, action_data={},
+    )
+    await session.delete(row)
+    await session.flush()
+
+
+async def list_(
+    session: AsyncSession, caller: Caller, *, limit: int, offset: int
+) -> WebhookSubscriptionList:
+    count, rows = await repository.list_visible(session, caller, limit=limit, offset=offset)
+    return WebhookSubscriptionList(count=count, results=[_out(r) for r in rows])
