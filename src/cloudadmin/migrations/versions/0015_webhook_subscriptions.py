@@ -4,7 +4,7 @@ Beside the AMQP subscriptions, with their own deliveries and dispatcher state
 (docs/events.md, "Webhook subscriptions").
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-23 13:45:00
 """
 
@@ -16,7 +16,7 @@ from alembic import op
 from cloudadmin.db.types import UTCDateTime
 
 revision: str = "0015"
-down_revision: str | None = "0013"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
