@@ -86,4 +86,8 @@ def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
             for code, text in _errors_of(method, op).items():
                 extra = {"headers": _RETRY_AFTER} if code in ("429", "503") else {}
                 responses.setdefault(code, {"description": text, **ref, **extra})
+            for code, response in responses.items():
+                # An error an endpoint describes in its own words has the one body too.
+                if code.isdigit() and int(code) >= 400 and "content" not in response:
+                    response.update(ref)
     return idempotency.document(schema)
