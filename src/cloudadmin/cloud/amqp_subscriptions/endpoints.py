@@ -14,9 +14,8 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionList,
     AmqpSubscriptionUpdate,
 )
+from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
 from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
-from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -24,15 +23,6 @@ router = APIRouter(route_class=ApiRoute, tags=["User actions: AMQP subscriptions
 
 BASE = "/cloud/v1/user_actions"
 SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscription ID")]
-_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-
-
-def _box(request: Request) -> SecretBox:
-    return request.app.state.secret_box  # type: ignore[no-any-return]
-
-
-def _outbound(request: Request) -> Outbound:
-    return request.app.state.outbound  # type: ignore[no-any-return]
 
 
 @router.post(
@@ -44,12 +34,12 @@ def _outbound(request: Request) -> Outbound:
     summary="Subscribe to user actions over AMQP",
     description="Creates the caller's account's subscription (one per account). "
     "Administrators of the account; operators (for their own account).",
-    responses={409: {"description": "The account already has a subscription", **_ERR}},
+    responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
 )
 async def subscribe_amqp(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
-    await service.subscribe(session, actor, _box(request), _outbound(request), body)
+    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
     return Response(status_code=204)
 
 
@@ -70,7 +60,7 @@ async def subscribe_amqp(
 async def subscribe_amqp_test(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
-    await probe.send_test_message(session, actor, _outbound(request), body)
+    await probe.send_test_message(session, actor, outbound(request), body)
     return Response(status_code=204)
 
 
@@ -106,7 +96,7 @@ async def list_amqp_subscriptions(
     ] = None,
 ) -> AmqpSubscriptionList:
     return await service.list_(
-        session, caller, _box(request), client_id=client_id, limit=limit, offset=offset
+        session, caller, secret_box(request), client_id=client_id, limit=limit, offset=offset
     )
 
 
@@ -120,7 +110,7 @@ async def list_amqp_subscriptions(
 async def get_amqp_subscription(
     subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
 ) -> AmqpSubscription:
-    return await service.get(session, caller, _box(request), subscription_id)
+    return await service.get(session, caller, secret_box(request), subscription_id)
 
 
 @router.patch(
@@ -142,5 +132,5 @@ async def update_amqp_subscription(
     actor: CurrentActor,
 ) -> AmqpSubscription:
     return await service.update(
-        session, actor, _box(request), _outbound(request), subscription_id, body
+        session, actor, secret_box(request), outbound(request), subscription_id, body
     )

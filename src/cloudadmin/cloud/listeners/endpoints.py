@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.listeners import service
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerRename
+from cloudadmin.cloud.request_state import ERROR_BODY
 from cloudadmin.cloud.scoping import Limit, Offset, ProjectId, RegionId
 from cloudadmin.web.route import ApiRoute
 
@@ -19,7 +20,6 @@ ListenerId = Annotated[UUID, Path(description="Listener ID (UUID)")]
 ShowStats = Annotated[
     bool, Query(description="Fill `stats` (null otherwise).")
 ]
-_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
 @router.get(
@@ -74,7 +74,7 @@ async def get_listener(
     description="Changes only the name. A listener whose `task_id` is set is locked by that "
     "task: the answer is 409 ConflictError naming the task and nothing changes. "
     "Client administrators and Engineers of the owning account; operators.",
-    responses={409: {"description": "The listener is locked by a task", **_ERR}},
+    responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
 )
 async def rename_listener(
     project_id: ProjectId,

@@ -5,29 +5,19 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
 from cloudadmin.cloud.scoping import Limit, Offset
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
     WebhookSubscriptionCreate,
     WebhookSubscriptionList,
 )
-from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["User actions: webhook subscriptions"])
 
 BASE = "/cloud/v1/user_actions"
-_ERR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-
-
-def _box(request: Request) -> SecretBox:
-    return request.app.state.secret_box  # type: ignore[no-any-return]
-
-
-def _outbound(request: Request) -> Outbound:
-    return request.app.state.outbound  # type: ignore[no-any-return]
 
 
 @router.post(
@@ -46,12 +36,12 @@ def _outbound(request: Request) -> Outbound:
     "time the service connects). Administrators of the account; operators (for their "
     "own account).",
     responses={409: {"description": "The account already has a webhook subscription",
-                     **_ERR}},
+                     **ERROR_BODY}},
 )
 async def subscribe_webhook(
     body: WebhookSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
-    await service.subscribe(session, actor, _box(request), _outbound(request), body)
+    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
     return Response(status_code=204)
 
 
@@ -63,7 +53,7 @@ async def subscribe_webhook(
     summary="Unsubscribe from user actions over an HTTP webhook",
     description="Deletes the caller's account's webhook subscription and what it was "
     "still owed; 404 when there is none. Administrators of the account; operators.",
-    responses={404: {"description": "The account has no webhook subscription", **_ERR}},
+    responses={404: {"description": "The account has no webhook subscription", **ERROR_BODY}},
 )
 async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> Response:
     await service.unsubscribe(session, actor)

@@ -1,0 +1,19 @@
+"""What cloud endpoints take from the application: its secret box, its outbound policy,
+and the documented error body of their own responses."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
+
+ERROR_BODY = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def secret_box(request: Request) -> SecretBox:
+    return request.app.state.secret_box  # type: ignore[no-any-return]
+
+
+def outbound(request: Request) -> Outbound:
+    return request.app.state.outbound  # type: ignore[no-any-return]
