@@ -84,6 +84,17 @@ class Settings(BaseSettings):
     # Hours an Idempotency-Key and its answer are kept.
     idempotency_ttl_hours: float = Field(default=24, gt=0)
 
+    # --- Observability (docs/configuration.md) ---
+
+    # --- Start-up and shutdown ---
+
+    # --- Demo ---
+
+    # --- Dispatcher wake-up ---
+
+    # --- Import and export ---
+
+
     @field_validator("trusted_proxies", "outbound_allow", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
