@@ -186,13 +186,16 @@ class TestTheChecksBite:
 # --- every operation is documented -------------------------------------------------
 
 
-def served_operations() -> set[tuple[str, str]]:
+@cache
+def served_operations() -> frozenset[tuple[str, str]]:
     from cloudadmin.app import create_app
     from cloudadmin.config import Settings
 
     app = create_app(Settings(database_url="sqlite+aiosqlite://", secret_key="docs"))
     spec = app.openapi()
-    return {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops if m in METHODS}
+    return frozenset(
+        (m.upper(), p) for p, ops in spec["paths"].items() for m in ops if m in METHODS
+    )
 
 
 def documented_operations(text: str) -> set[tuple[str, str]]:
