@@ -235,3 +235,53 @@ def test_the_import_example_validates():
     problems = Problems()
     survey(json.loads(block.group(1)), problems)
     assert not problems, [(p.pointer, p.message) for p in problems.items]
+
+
+def _nested_records(annotation: object) -> list[type]:
+    """The record models a field's type holds (lists, unions and dicts included)."""
+    from typing import get_args
+
+    from cloudadmin.importer.records import Record
+
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return [annotation]
+    return [found for arg in get_args(annotation) for found in _nested_records(arg)]
+
+
+def _field_names(model: type) -> set[str]:
+    names: set[str] = set()
+    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+        names.add(name)
+        for nested in _nested_records(info.annotation):
+            names |= _field_names(nested)
+    return names
+
+
+def _import_sections() -> dict[str, str]:
+    """docs/import.md's '### ...' sections by the record kinds their heading names."""
+    text = text_of(DOCS / "import.md")
+    sections: dict[str, str] = {}
+    parts = re.split(r"^### (.+)$", text, flags=re.M)
+    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
+        for word in re.findall(r"\w+", heading):
+            sections[word] = body.split("\n## ", 1)[0]
+    return sections
+
+
+def test_the_import_format_names_every_kind_and_field():
+    from cloudadmin.importer.kinds import KINDS
+
+    sections = _import_sections()
+    missing = []
+    for kind in KINDS:
+        section = sections.get(kind.key)
+        if section is None:
+            missing.append(f"a '### {kind.key}' section")
+            continue
+        # A field counts as described when its name is written as code in the section,
+        # alone (`name`) or in an object's shape (`{id, name}`).
+        written = {w for span in CODE_SPAN.finditer(section) for w in re.findall(r"\w+", span[2])}
+        missing += [
+            f"{kind.key}.{name}" for name in sorted(_field_names(kind.model)) if name not in written
+        ]
+    assert missing == [], "describe these in docs/import.md"
