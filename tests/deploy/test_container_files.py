@@ -8,6 +8,7 @@ import pytest
 
 from tests.deploy.containers import (
     DOCKERIGNORE,
+    ROOT,
     MissingVariable,
     compose_raw,
     environment_of,
@@ -148,6 +149,14 @@ class TestComposeEnvironment:
         assert raw.startswith("${CLOUDADMIN_SECRET_KEY:?"), raw
         assert environment_of(services()["api"])["CLOUDADMIN_SECRET_KEY"] == ENV[
             "CLOUDADMIN_SECRET_KEY"]
+
+    def test_example_env_file_names_every_required_variable(self):
+        example = (ROOT / "deploy.env.example").read_text().splitlines()
+        names = {ln.split("=", 1)[0] for ln in example if ln and not ln.startswith("#")}
+        assert names == set(ENV)
+        with pytest.raises(MissingVariable):  # ENV is all compose.yaml needs, and needed
+            interpolate(compose_raw(), {})
+        assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
 
     @pytest.mark.parametrize("missing", sorted(ENV))
     def test_refuses_to_start_without_a_secret(self, missing: str):
