@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -53,3 +54,47 @@ def unhashed(path: Path) -> list[str]:
         elif "--hash=sha256:" in line:
             hashed = True
     return names
+
+
+def unlocked_closure(roots: list[Requirement], locked: dict[str, Version]) -> list[str]:
+    """What the locked packages require (with the extras asked of them, for this
+    interpreter and platform) but the lock leaves out or pins outside the range.
+
+    Reads each package's requirements from its installed metadata, so it needs the
+    environment scripts/test installs from the lock (see ``stale``).
+    """
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    todo = [(req, "") for req in roots]
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(req.name)
+        version = locked.get(name)
+        if version is None:
+            problems.append(f"{req.name}: required ({req}) but not in the lock")
+            continue
+        if not req.specifier.contains(version, prereleases=True):
+            problems.append(f"{req.name}: locked {version}, {req} is required")
+        for wanted in ["", *sorted(req.extras)]:
+            if (name, wanted) in seen:
+                continue
+            seen.add((name, wanted))
+            requires = metadata.distribution(name).requires or []
+            todo += [(Requirement(line), wanted) for line in requires]
+    return sorted(set(problems))
+
+
+def stale(locked: dict[str, Version]) -> list[str]:
+    """Locked packages this environment lacks or holds at another version."""
+    found = []
+    for name, version in sorted(locked.items()):
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found.append(f"{name}: not installed")
+            continue
+        if Version(installed) != version:
+            found.append(f"{name}: installed {installed}, locked {version}")
+    return found
