@@ -8,16 +8,21 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1
-RUN python -m venv /opt/cloudadmin
+# /opt/cloudadmin is what the runtime stage gets; /opt/build only builds the wheel.
+RUN python -m venv /opt/cloudadmin && python -m venv /opt/build
 WORKDIR /src
-# The lock first, alone: this layer is rebuilt only when the lock changes, not on every
-# change of the code. --require-hashes: nothing is installed that the lock did not pin.
-COPY requirements.lock ./
-RUN /opt/cloudadmin/bin/pip install --require-hashes -r requirements.lock
+# The locks first, alone: these layers are rebuilt only when a lock changes, not on every
+# change of the code. --require-hashes: nothing is installed that a lock did not pin.
+COPY requirements.lock requirements-build.lock ./
+RUN /opt/cloudadmin/bin/pip install --require-hashes -r requirements.lock \
+ && /opt/build/bin/pip install --require-hashes -r requirements-build.lock
 COPY pyproject.toml README.md ./
 COPY src ./src
-# --no-deps: everything it needs came from the lock above.
-RUN /opt/cloudadmin/bin/pip install --no-deps . \
+# The wheel is built with the locked setuptools (--no-build-isolation: no build
+# environment of unpinned packages), then installed with --no-deps: everything it needs
+# came from the lock above.
+RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /tmp/wheels . \
+ && /opt/cloudadmin/bin/pip install --no-deps /tmp/wheels/cloudadmin-*.whl \
  && /opt/cloudadmin/bin/pip check
 
 # --- runtime: the interpreter and the environment, no build tools, not root ---

@@ -14,6 +14,7 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_LOCK = ROOT / "requirements.lock"
 DEV_LOCK = ROOT / "requirements-dev.lock"
+BUILD_LOCK = ROOT / "requirements-build.lock"
 
 # `name==version` at the start of a line; hashes and `# via` comments follow on their own lines.
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;\\]+)")
@@ -26,6 +27,11 @@ def project() -> dict:
 
 def runtime_requirements() -> list[Requirement]:
     return [Requirement(line) for line in project()["dependencies"]]
+
+
+def build_requirements() -> list[Requirement]:
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        return [Requirement(line) for line in tomllib.load(fh)["build-system"]["requires"]]
 
 
 def dev_requirements() -> list[Requirement]:

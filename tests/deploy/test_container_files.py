@@ -52,11 +52,14 @@ class TestDockerfile:
         build = [i for i in instructions() if i.stage == 0]
         runs = [i.value for i in build if i.name == "RUN"]
         copies = [i.value for i in build if i.name == "COPY"]
-        assert any(c.split()[0] == "requirements.lock" for c in copies), copies
-        locked = [r for r in runs if "-r requirements.lock" in r]
-        assert locked and "--require-hashes" in locked[0], runs
-        # The project itself adds nothing the lock did not pin.
-        assert any("--no-deps ." in r for r in runs), runs
+        copied = {name for c in copies for name in c.split()[:-1]}
+        assert {"requirements.lock", "requirements-build.lock"} <= copied, copies
+        for lock in ("requirements.lock", "requirements-build.lock"):
+            installs = [part for r in runs for part in r.split("&&") if f"-r {lock}" in part]
+            assert installs and all("--require-hashes" in i for i in installs), (lock, runs)
+        # The wheel is built with the locked build tools alone and adds no dependency.
+        assert any("--no-build-isolation" in r and "pip wheel" in r for r in runs), runs
+        assert any("install --no-deps" in r and ".whl" in r for r in runs), runs
 
     def test_final_user_is_not_root(self):
         users = named("USER")
@@ -89,7 +92,8 @@ class TestDockerignore:
 
     def test_keeps_what_the_build_copies(self):
         lines = {ln.strip() for ln in DOCKERIGNORE.read_text().splitlines()}
-        copied = {"requirements.lock", "pyproject.toml", "README.md", "src"}
+        copied = {"requirements.lock", "requirements-build.lock", "pyproject.toml",
+                  "README.md", "src"}
         assert not copied & lines
 
 

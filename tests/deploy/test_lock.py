@@ -11,8 +11,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tests.deploy.lockfiles import (
+    BUILD_LOCK,
     DEV_LOCK,
     RUNTIME_LOCK,
+    build_requirements,
     dev_requirements,
     pins,
     runtime_requirements,
@@ -82,8 +84,13 @@ class TestDevLock:
         assert unlocked_closure(wanted, installed_from(DEV_LOCK)) == []
 
 
-@pytest.mark.parametrize("lock", [RUNTIME_LOCK, DEV_LOCK], ids=lambda p: p.name)
-class TestBothLocks:
+class TestBuildLock:
+    def test_pins_what_builds_the_wheel_within_its_range(self):
+        assert unsatisfied(build_requirements(), pins(BUILD_LOCK)) == []
+
+
+@pytest.mark.parametrize("lock", [RUNTIME_LOCK, DEV_LOCK, BUILD_LOCK], ids=lambda p: p.name)
+class TestEveryLock:
     def test_every_pin_carries_hashes(self, lock):
         assert unhashed(lock) == []
 
