@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -92,6 +94,7 @@ def serve(
         _load_demo(settings, host, port)
     if settings.prices_file is not None:
         _load_prices(settings, settings.prices_file)
+    _sigterm_exits_0()
     uvicorn.run(
         "cloudadmin.app:create_app",
         factory=True,
@@ -104,6 +107,18 @@ def serve(
         # After SIGTERM, requests in flight get this long before they are cancelled.
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
+
+
+def _sigterm_exits_0() -> None:
+    """uvicorn stops gracefully on SIGTERM, then raises the signal once more under the
+    handler it found, which by default ends the process as killed (status 143). A stop
+    that was asked for and done in order is a success: this handler makes it exit 0
+    (also for a SIGTERM that comes before uvicorn has taken the signal over)."""
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _load_prices(settings: Settings, path: Path) -> None:
