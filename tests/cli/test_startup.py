@@ -448,3 +448,51 @@ class TestShutdownGrace:
                 # Well before the body timeout (120 s) or the default grace (30 s).
                 assert proc.wait(timeout=20) == 0, "\n".join(lines.rest())
         assert any("timeout graceful shutdown exceeded" in line for line in lines.rest())
+
+    def test_worker_stops_on_sigterm(self, tmp_path: Path):
+        env = base_env(tmp_path, database_url=f"sqlite:///{tmp_path}/worker.db")
+        proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = Lines(proc.stderr)
+        try:
+            lines.wait_for(lambda line: "started" in line and "worker" in line, 60,
+                           "saying the worker started")
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0, "\n".join(lines.rest())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert any("stopped" in line for line in lines.rest())
+
+
+class TestWorkerGrace:
+    """How `cloudadmin worker` ends its dispatcher after SIGTERM (events/worker.py)."""
+
+    async def run(self, after_stop: float, grace: float) -> tuple[asyncio.Task[None], float]:
+        from cloudadmin.events.worker import _stopped_within
+
+        stop = asyncio.Event()
+        stopped = asyncio.Event()
+
+        async def dispatcher() -> None:  # a delivery that takes ``after_stop`` to end
+            await stop.wait()
+            stopped.set()
+            await asyncio.sleep(after_stop)
+
+        running = asyncio.create_task(dispatcher())
+        ends = asyncio.create_task(_stopped_within(running, stop, grace))
+        stop.set()
+        await stopped.wait()
+        started = time.monotonic()
+        await asyncio.wait_for(ends, 30)
+        return running, time.monotonic() - started
+
+    async def test_work_within_the_grace_ends_in_order(self):
+        running, _ = await self.run(after_stop=0.05, grace=30)
+        assert running.done() and not running.cancelled()
+
+    async def test_work_past_the_grace_is_cancelled(self):
+        running, took = await self.run(after_stop=3600, grace=0.2)
+        assert running.cancelled()
+        assert took < 30
