@@ -11,6 +11,7 @@ import os
 import queue
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -306,13 +307,22 @@ class Lines:
                 self.lines.append(line)
 
 
+# PostgreSQL's protocol, as much as a server that is starting up says: "no" to the
+# requests for TLS or GSS encryption, then an ErrorResponse (SQLSTATE 57P03) to the
+# startup message.
+_ENCRYPTION_REQUESTS = (80877103, 80877104)
+_STARTING_UP = b"SFATAL\0VFATAL\0C57P03\0Mthe database system is starting up\0\0"
+
+
 class TcpProxy:
     """Forwards 127.0.0.1:port to a target, in a thread with its own event loop: the
-    database server "comes up" on the port when it starts."""
+    database server "comes up" on the port when it starts. While ``starting_up`` is set,
+    it answers as PostgreSQL does while it starts, instead."""
 
     def __init__(self, port: int, target: tuple[str, int]) -> None:
         self.port = port
         self.target = target
+        self.starting_up = threading.Event()
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -325,7 +335,24 @@ class TcpProxy:
         with contextlib.suppress(OSError):
             writer.close()
 
+    async def _refuse_starting_up(self, reader: asyncio.StreamReader,
+                                  writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while True:
+                length, code = struct.unpack("!ii", await reader.readexactly(8))
+                if code in _ENCRYPTION_REQUESTS:
+                    writer.write(b"N")
+                    continue
+                await reader.readexactly(length - 8)
+                writer.write(b"E" + struct.pack("!i", len(_STARTING_UP) + 4) + _STARTING_UP)
+                await writer.drain()
+                break
+        writer.close()
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.starting_up.is_set():
+            await self._refuse_starting_up(reader, writer)
+            return
         up_reader, up_writer = await asyncio.open_connection(*self.target)
         await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
 
@@ -372,6 +399,26 @@ class TestWaitForDatabase:
         assert proc.stdout is not None and "schema up to date" in proc.stdout.read()
         assert table_exists(pg_fresh, "alembic_version")
 
+    def test_serve_waits_while_the_server_starts_up(self, tmp_path: Path, pg_fresh: str):
+        port = free_port()
+        upstream = make_url(pg_fresh)
+        url = pg_with(pg_fresh, host="127.0.0.1", port=port)
+        env = base_env(tmp_path, database_url=url, database_wait_seconds="60")
+        proxy = TcpProxy(port, (upstream.host or "127.0.0.1", upstream.port or 5432))
+        proxy.starting_up.set()
+        with proxy, serving(env, port=free_port(),
+                            until=lambda lines: self.starting_up_then_up(lines, proxy)
+                            ) as (_proc, lines, _port):
+            pass
+        attempts = [line for line in lines.rest() if "not reachable yet" in line]
+        assert attempts and all("the database system is starting up" in line
+                                for line in attempts)
+
+    @staticmethod
+    def starting_up_then_up(lines: Lines, proxy: TcpProxy) -> None:
+        lines.wait_for(lambda line: "(attempt 1," in line, 30, "reporting the first attempt")
+        proxy.starting_up.clear()
+
     def test_gives_up_after_the_wait(self, tmp_path: Path):
         url = f"postgresql://postgres@127.0.0.1:{free_port()}/test"
         result = cli("migrate", env=base_env(tmp_path, database_url=url,
@@ -406,13 +453,18 @@ def wait_until_healthy(base: str, proc: subprocess.Popen, lines: Lines) -> None:
 
 
 @contextlib.contextmanager
-def serving(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen, Lines, int]]:
-    port = free_port()
+def serving(env: dict[str, str], port: int | None = None,
+            until: Callable[[Lines], None] | None = None,
+            ) -> Iterator[tuple[subprocess.Popen, Lines, int]]:
+    """A `serve` process, healthy (after ``until`` saw its start if given)."""
+    port = port or free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines = Lines(proc.stderr)
     try:
+        if until is not None:
+            until(lines)
         wait_until_healthy(f"http://127.0.0.1:{port}", proc, lines)
         yield proc, lines, port
     finally:
