@@ -281,17 +281,13 @@ class Lines:
             if predicate(line):
                 return line
         while True:
-            left = deadline - time.monotonic()
             try:
-                line = self._new.get(timeout=max(left, 0.01))
+                line = self._new.get(timeout=max(deadline - time.monotonic(), 0.01))
             except queue.Empty:
                 line = None
-                left = 0
-            if line is None:
-                if left <= 0 or not self._thread.is_alive():
-                    pytest.fail(f"no line {what} within {seconds} s; got:\n"
-                                + "\n".join(self.lines))
-                continue
+            if line is None:  # the deadline passed, or the stream ended
+                pytest.fail(f"no line {what} within {seconds} s; got:\n"
+                            + "\n".join(self.lines))
             self.lines.append(line)
             if predicate(line):
                 return line
