@@ -4,6 +4,8 @@ closed port."""
 
 from __future__ import annotations
 
+import ssl
+
 from sqlalchemy.exc import DBAPIError
 
 # PostgreSQL SQLSTATE classes and codes (appendix A of its manual): 08 connection
@@ -45,6 +47,8 @@ def may_come_up(exc: BaseException) -> bool:
     """Whether a failed attempt to connect to a PostgreSQL server may succeed later as it
     is configured: the connection was refused, reset or timed out, the host name does not
     resolve yet (the driver raises OSError for all of these), or the server is starting."""
+    if isinstance(exc, ssl.SSLError):  # a certificate or TLS setting: waiting won't help
+        return False
     if isinstance(exc, OSError):
         return True
     if not isinstance(exc, DBAPIError):
