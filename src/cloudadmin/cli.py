@@ -4,38 +4,60 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from types import FrameType
+from typing import Annotated, Any
 
 import typer
 
 from cloudadmin.config import Settings, get_settings
+from cloudadmin.startup import StartupError
 
-app = typer.Typer(help="Account, Billing and Cloud Administration API.", no_args_is_help=True)
+
+class _Cli(typer.Typer):
+    """A problem found at start (startup.py: a bad database URL, a database that cannot
+    be reached, a missing secret key) is one line on stderr and exit status 1; anything
+    else is a bug and keeps its (plain) traceback."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except StartupError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise SystemExit(1) from None
+
+
+app = _Cli(help="Account, Billing and Cloud Administration API.", no_args_is_help=True,
+           pretty_exceptions_enable=False)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
 events_app = typer.Typer(help="The events outbox.", no_args_is_help=True)
 app.add_typer(events_app, name="events")
 
 
-def _settings() -> Settings:
-    settings = get_settings()
-    if settings.uses_embedded_default:
-        settings.ensure_data_dir()
+def _settings(*, wait: bool = False) -> Settings:
+    """The settings, checked, and the database reached once (startup.py); with ``wait``
+    (serve, worker, migrate) a database that is not up yet is waited for."""
+    from cloudadmin.startup import load_settings, preflight
+
+    settings = load_settings()
+    preflight(settings, wait_seconds=settings.database_wait_seconds if wait else 0,
+              report=lambda line: typer.echo(line, err=True))
     return settings
 
 
 def _migrate(settings: Settings) -> None:
-    from cloudadmin.db.migrate import upgrade
+    from cloudadmin.startup import migrate
 
-    upgrade(settings.effective_database_url)
+    migrate(settings)
 
 
 @app.command()
 def migrate() -> None:
     """Bring the database schema up to date."""
-    settings = _settings()
+    settings = _settings(wait=True)
     _migrate(settings)
     typer.echo(f"schema up to date: {_describe(settings)}")
 
@@ -64,15 +86,15 @@ def serve(
 
     from cloudadmin.logs import log_config
 
-    settings = _settings()
+    settings = _settings(wait=True)  # also fails fast without a secret key (production)
     typer.echo(f"database: {_describe(settings)}", err=True)
-    settings.resolved_secret_key()  # fail fast (production) or create it once (embedded)
     _migrate(settings)
     if demo:
         _allow_loopback_for_demo(settings)
         _load_demo(settings, host, port)
     if settings.prices_file is not None:
         _load_prices(settings, settings.prices_file)
+    _sigterm_exits_0()
     uvicorn.run(
         "cloudadmin.app:create_app",
         factory=True,
@@ -82,7 +104,21 @@ def serve(
         log_config=log_config(settings),
         # The app decides which X-Forwarded-For to believe (web/proxies.py).
         proxy_headers=False,
+        # After SIGTERM, requests in flight get this long before they are cancelled.
+        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
+
+
+def _sigterm_exits_0() -> None:
+    """uvicorn stops gracefully on SIGTERM, then raises the signal once more under the
+    handler it found, which by default ends the process as killed (status 143). A stop
+    that was asked for and done in order is a success: this handler makes it exit 0
+    (also for a SIGTERM that comes before uvicorn has taken the signal over)."""
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _load_prices(settings: Settings, path: Path) -> None:
@@ -146,7 +182,7 @@ def worker(
     from cloudadmin.events.worker import run_worker
     from cloudadmin.logs import configure
 
-    settings = _settings()
+    settings = _settings(wait=True)
     configure(settings)
     _migrate(settings)
     asyncio.run(run_worker(settings, lanes=lanes))
@@ -180,9 +216,9 @@ def apikey_create(
 
 
 def _describe(settings: Settings) -> str:
-    from sqlalchemy.engine import make_url
+    from cloudadmin.startup import describe_url
 
-    return make_url(settings.effective_database_url).render_as_string(hide_password=True)
+    return describe_url(settings.effective_database_url)
 
 
 def main() -> None:  # pragma: no cover - console entry point

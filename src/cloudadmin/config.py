@@ -19,6 +19,23 @@ def _default_data_dir() -> Path:
     return base / "cloudadmin"
 
 
+# The plain URL forms people write, mapped to the async drivers the service uses.
+_PLAIN_SCHEMES = {
+    "postgres": "postgresql+asyncpg",
+    "postgresql": "postgresql+asyncpg",
+    "sqlite": "sqlite+aiosqlite",
+}
+
+
+def async_database_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` as ``postgresql+asyncpg://``, ``sqlite://`` as
+    ``sqlite+aiosqlite://``; any other URL as it is (a driver named explicitly is kept,
+    and refused at start when it is not one of those two)."""
+    scheme, sep, rest = url.partition("://")
+    target = _PLAIN_SCHEMES.get(scheme.lower()) if sep else None
+    return f"{target}://{rest}" if target else url
+
+
 class LogFormat(StrEnum):
     text = "text"
     json = "json"
@@ -87,6 +104,12 @@ class Settings(BaseSettings):
     # --- Observability (docs/configuration.md) ---
 
     # --- Start-up and shutdown ---
+    # Seconds `serve`, `worker` and `migrate` wait for a database that does not answer
+    # yet (refused, starting up, name not resolvable); 0: fail at the first attempt.
+    database_wait_seconds: float = Field(default=30, ge=0, le=3600)
+    # Seconds in-flight requests (`serve`) and deliveries (`worker`) get to finish after
+    # SIGTERM before they are cancelled.
+    shutdown_grace_seconds: int = Field(default=30, ge=0, le=3600)
 
     # --- Demo ---
 
@@ -101,6 +124,12 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _async_driver(cls, value: str | None) -> str | None:
+        # An empty value is unset (the embedded default), as for the secret key's check.
+        return async_database_url(value) if value else None
 
     @property
     def effective_database_url(self) -> str:

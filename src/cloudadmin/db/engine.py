@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import Session
 
-from cloudadmin.config import Settings
+from cloudadmin.config import Settings, async_database_url
 
 
 def is_sqlite_url(url: str) -> bool:
@@ -32,7 +32,8 @@ def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
 
 
 def create_engine(settings: Settings, url: str | None = None) -> AsyncEngine:
-    url = url or settings.effective_database_url
+    # An explicit URL (migrations, tests) may be in a plain form too.
+    url = async_database_url(url) if url else settings.effective_database_url
     kwargs: dict[str, Any] = {}
     if is_sqlite_url(url):
         path = make_url(url).database

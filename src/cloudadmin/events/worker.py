@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 
@@ -29,7 +30,25 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         loop.add_signal_handler(sig, stop.set)
     log.info("worker %s started", dispatcher.worker_id)
     try:
-        await dispatcher.run(stop)
+        await _stopped_within(asyncio.create_task(dispatcher.run(stop)), stop,
+                              settings.shutdown_grace_seconds)
     finally:
         await engine.dispose()
         log.info("worker %s stopped", dispatcher.worker_id)
+
+
+async def _stopped_within(running: asyncio.Task[None], stop: asyncio.Event,
+                          grace: float) -> None:
+    """Waits for the dispatcher; once stopped (SIGTERM), it has ``grace`` seconds
+    (CLOUDADMIN_SHUTDOWN_GRACE_SECONDS) to end what it is delivering and close its
+    connections, and is then cancelled: a worker always ends within the grace."""
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait([running, stopping], return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not running.done() and not (await asyncio.wait([running], timeout=grace))[0]:
+        log.warning("worker: still delivering %g s after the stop; cancelled", grace)
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    if not running.cancelled():
+        running.result()  # a failure of the dispatcher itself
