@@ -19,6 +19,23 @@ events_app = typer.Typer(help="The events outbox.", no_args_is_help=True)
 app.add_typer(events_app, name="events")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from cloudadmin import __version__
+
+        typer.echo(f"cloudadmin {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
+
 def _settings() -> Settings:
     settings = get_settings()
     if settings.uses_embedded_default:
@@ -63,8 +80,9 @@ def serve(
     import uvicorn
 
     from cloudadmin.logs import log_config
+    from cloudadmin.observability.multiproc import share_metrics
 
-    settings = _settings()
+    settings = share_metrics(_settings())  # first: before anything imports prometheus_client
     typer.echo(f"database: {_describe(settings)}", err=True)
     settings.resolved_secret_key()  # fail fast (production) or create it once (embedded)
     _migrate(settings)
@@ -80,6 +98,7 @@ def serve(
         port=port,
         workers=workers,
         log_config=log_config(settings),
+        access_log=False,  # the app writes its own (observability/request_observer.py)
         # The app decides which X-Forwarded-For to believe (web/proxies.py).
         proxy_headers=False,
     )
