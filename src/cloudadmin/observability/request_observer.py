@@ -11,6 +11,7 @@ state after the answer: the same values the activity-log row was written with.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any
 
@@ -72,6 +73,7 @@ def _log(scope: Scope, route: str, status: int, seconds: float) -> None:
         "client_id": getattr(caller, "account_id", None),
         "user_id": getattr(caller, "user_id", None),
         "token_id": getattr(caller, "key_id", None),
+        "pid": os.getpid(),  # which worker process of `serve --workers N` answered
     }
     who = "" if caller is None else (
         f" client_id={caller.account_id} user_id={caller.user_id} token_id={caller.key_id}")
