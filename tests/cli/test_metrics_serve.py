@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -87,20 +88,38 @@ class TestMultiprocessMetrics:
         # wait_until_healthy's own probes were counted as well: start from what is there.
         start = scrape_sync(served.base).get(
             "cloudadmin_http_requests_total", method="GET", route="/healthz", status="200")
-        with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda _: hit(served.base, "/healthz"), range(HITS)))
-        assert {r.status_code for r in answers} == {200}
+        hits = 0
+        # Until both workers have answered some (each line names its worker's pid), in
+        # rounds of concurrent requests; bounded.
+        for _ in range(10):
+            with ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(lambda _: hit(served.base, "/healthz"), range(HITS)))
+            assert {r.status_code for r in answers} == {200}
+            hits += HITS
+            if len(healthz_pids(served)) == 2:
+                break
+        assert len(healthz_pids(served)) == 2, "one worker answered every request"
         samples = scrape_sync(served.base)
         counted = samples.get("cloudadmin_http_requests_total",
                               method="GET", route="/healthz", status="200")
-        assert counted - start == HITS
+        assert counted - start == hits
         assert samples.get("cloudadmin_http_request_duration_seconds_count",
-                           method="GET", route="/healthz", status="200") - start == HITS
+                           method="GET", route="/healthz", status="200") - start == hits
         # The pool size is each live worker's, added up.
         assert samples.get("cloudadmin_db_pool_size") == 2 * 10
-        pids = {line["pid"] for line in access_lines(served.stop())
-                if line["route"] == "/healthz"}
-        assert len(pids) == 2, "one worker answered every request: nothing was added up"
+
+
+def healthz_pids(served: Served) -> set[int]:
+    """The workers that have logged a /healthz answer so far (lines are flushed as they
+    are written; give the last ones a moment)."""
+    deadline = time.monotonic() + 2
+    while True:
+        written = served.stderr.read_text()
+        complete = written[:written.rfind("\n") + 1]  # not a line being written
+        pids = {line["pid"] for line in access_lines(complete) if line["route"] == "/healthz"}
+        if len(pids) == 2 or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.1)
 
 
 class TestJsonAccessLog:
