@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
+from starlette.responses import Response
 
 from cloudadmin import __version__
 from cloudadmin.auth.throttle import Throttle
@@ -32,6 +33,9 @@ from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.observability import exposition
+from cloudadmin.observability.metrics import DB_POOL_SIZE
+from cloudadmin.observability.request_observer import ObserveMiddleware
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
@@ -48,14 +52,34 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@health.get("/readyz", summary="The database answers")
-async def readyz(request: Request) -> Any:
+@health.head("/healthz", include_in_schema=False)
+async def healthz_head() -> Response:
+    return Response(status_code=200)
+
+
+async def _database_answers(request: Request) -> bool:
     try:
         async with request.app.state.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception:
+        return False
+    return True
+
+
+@health.get("/readyz", summary="The database answers")
+async def readyz(request: Request) -> Any:
+    if not await _database_answers(request):
         return render(request, ServiceUnavailable("The database is unreachable."))
     return {"status": "ready"}
+
+
+@health.head("/readyz", include_in_schema=False)
+async def readyz_head(request: Request) -> Response:
+    """The answer of GET without its body (load balancers probe with HEAD)."""
+    if not await _database_answers(request):
+        unavailable = ServiceUnavailable("The database is unreachable.")
+        return Response(status_code=unavailable.status_code, headers=unavailable.headers)
+    return Response(status_code=200)
 
 
 @asynccontextmanager
@@ -98,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         await app.state.throttle.close()
         await app.state.engine.dispose()
+        exposition.forget_this_process(settings)
 
     app = FastAPI(
         title="cloudadmin",
@@ -111,12 +136,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.read_engine = autocommit_engine(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
     app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
+    DB_POOL_SIZE.set(settings.db_pool_size)
     app.state.throttle = Throttle.from_settings(settings)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
     app.state.outbound = Outbound.from_settings(settings)
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)
+    if settings.metrics_enabled:
+        app.include_router(exposition.router)
     for router in API_ROUTERS:
         app.include_router(router)
 
@@ -132,6 +160,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         json_limit=settings.max_json_body_bytes,
         upload_limit=settings.max_upload_body_bytes,
     )
+    # Sees every request end, a 413 of the middleware above included (its metrics and
+    # access-log line), with the client address the proxies middleware settled.
+    app.add_middleware(ObserveMiddleware)
     app.add_middleware(TrustedProxyMiddleware, trusted=settings.trusted_proxies)  # outermost
 
     def openapi() -> dict[str, Any]:

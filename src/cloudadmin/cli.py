@@ -37,6 +37,23 @@ events_app = typer.Typer(help="The events outbox.", no_args_is_help=True)
 app.add_typer(events_app, name="events")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from cloudadmin import __version__
+
+        typer.echo(f"cloudadmin {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
+
 def _settings(*, wait: bool = False) -> Settings:
     """The settings, checked, and the database reached once (startup.py); with ``wait``
     (serve, worker, migrate) a database that is not up yet is waited for."""
@@ -85,8 +102,10 @@ def serve(
     import uvicorn
 
     from cloudadmin.logs import log_config
+    from cloudadmin.observability.multiproc import share_metrics
 
-    settings = _settings(wait=True)  # also fails fast without a secret key (production)
+    # share_metrics first: before anything imports prometheus_client.
+    settings = share_metrics(_settings(wait=True))
     typer.echo(f"database: {_describe(settings)}", err=True)
     _migrate(settings)
     if demo:
@@ -102,6 +121,7 @@ def serve(
         port=port,
         workers=workers,
         log_config=log_config(settings),
+        access_log=False,  # the app writes its own (observability/request_observer.py)
         # The app decides which X-Forwarded-For to believe (web/proxies.py).
         proxy_headers=False,
         # After SIGTERM, requests in flight get this long before they are cancelled.

@@ -102,6 +102,13 @@ class Settings(BaseSettings):
     idempotency_ttl_hours: float = Field(default=24, gt=0)
 
     # --- Observability (docs/configuration.md) ---
+    # Serve Prometheus metrics at /metrics, without an API key (scraped by operators;
+    # keep it off the public network). False: no /metrics route at all.
+    metrics_enabled: bool = True
+    # prometheus_client's own variable (no CLOUDADMIN_ prefix): where each worker process
+    # writes its metric values. `serve` sets a fresh one per start; set it to choose where.
+    prometheus_multiproc_dir: Path | None = Field(
+        default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
 
     # --- Start-up and shutdown ---
     # Seconds `serve`, `worker` and `migrate` wait for a database that does not answer

@@ -10,7 +10,9 @@ from typing import Any
 from cloudadmin.config import LogFormat, Settings
 from cloudadmin.kit.redact import redact_query
 
-_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+# uvicorn's "color_message" repeats the message with ANSI colour codes: never in a log
+# file.
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "color_message"}
 
 
 class JsonFormatter(logging.Formatter):
@@ -61,7 +63,12 @@ def log_config(settings: Settings) -> dict[str, Any]:
         "root": {"handlers": ["default"], "level": level},
         "loggers": {
             "uvicorn": {"level": level},
-            "uvicorn.access": {"level": level, "filters": ["redact_query"]},
+            # The service writes its own access line, one per request, with the route
+            # template, the request id and the caller (observability/request_observer.py):
+            # uvicorn's is silenced, not written twice. Its filter stays, should anyone
+            # give it a handler again.
+            "uvicorn.access": {"level": level, "filters": ["redact_query"], "handlers": [],
+                               "propagate": False},
         },
     }
 

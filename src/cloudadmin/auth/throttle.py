@@ -23,6 +23,7 @@ from starlette.requests import Request
 from cloudadmin.auth.apikey import parse_token
 from cloudadmin.config import Settings
 from cloudadmin.errors import Throttled
+from cloudadmin.observability.metrics import AUTH_FAILURES, THROTTLED
 
 log = logging.getLogger("cloudadmin.throttle")
 
@@ -87,6 +88,7 @@ class Throttle:
 
     async def failed(self, request: Request) -> None:
         """Count a refused authentication against the request's address."""
+        AUTH_FAILURES.inc()
         address = client_address(request)
         if address:
             await self._hit(self._failures, "auth-failures", address)
@@ -120,6 +122,7 @@ class Throttle:
 
     async def _throttled(self, item: RateLimitItem, ids: tuple[str, ...],
                          message: str) -> Throttled:
+        THROTTLED.labels("auth_failures" if ids[0] == "auth-failures" else "api_key").inc()
         try:
             stats = await self._limiter.get_window_stats(item, *ids)
             wait = math.ceil(stats.reset_time - time.time())

@@ -47,6 +47,12 @@ from cloudadmin.events.user_actions import published_record
 from cloudadmin.events.webhooks import WebhookError, WebhookSender
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.observability.metrics import (
+    EVENT_DELIVERIES,
+    EVENT_DELIVERY_FAILURES,
+    MAIL_FAILURES,
+    MAIL_SENT,
+)
 
 log = logging.getLogger("cloudadmin.dispatcher")
 
@@ -300,6 +306,7 @@ class Dispatcher:
             await self._failed(sid, f"no confirmation within {self.publish_timeout:.0f}s", used)
             return
         self.delivered_count += confirmed
+        EVENT_DELIVERIES.labels(AMQP.name).inc(confirmed)
         done = [r.id for r in rows[:confirmed]]
         acked = sorted({r.event_pk for r in rows[:confirmed]})
         async with self.sessions() as session, session.begin():
@@ -347,6 +354,7 @@ class Dispatcher:
     async def _failed(
         self, sid: int, error: str, used: tuple[str, ...], queue: Queue = AMQP
     ) -> None:
+        EVENT_DELIVERY_FAILURES.labels(queue.name).inc()
         async with self.sessions() as session, session.begin():
             state = await session.get(queue.state, sid, with_for_update=True)
             if state is None:
@@ -407,6 +415,7 @@ class Dispatcher:
         except WebhookError as exc:
             accepted, error = exc.accepted, str(exc)
         self.delivered_count += accepted
+        EVENT_DELIVERIES.labels(WEBHOOK.name).inc(accepted)
         done = [r.id for r in rows[:accepted]]
         acked = sorted({r.event_pk for r in rows[:accepted]})
         async with self.sessions() as session, session.begin():
@@ -490,7 +499,9 @@ class Dispatcher:
             row.lease_owner, row.lease_until = None, None
             if error is None:
                 row.sent, row.sent_at, row.last_error = True, utcnow(), None
+                MAIL_SENT.inc()
                 return
+            MAIL_FAILURES.inc()
             row.attempts += 1
             row.last_error = error
             row.next_attempt_at = utcnow() + timedelta(seconds=backoff_seconds(row.attempts))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -10,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
-from cloudadmin.db.models import MailMessage
+from cloudadmin.db.models import MailMessage, UserActionEvent
 from cloudadmin.events.dispatcher import AMQP, WEBHOOK, Queue
 from cloudadmin.kit.timeparse import isoformat_z
 
@@ -45,6 +46,48 @@ async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[st
     ]
 
 
+async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, datetime | None]]:
+    """Per subscription of ``queue``: its undelivered events and when the oldest of them
+    happened (None when nothing is owed). Reads only undelivered rows (their index), not
+    the week of delivered ones the full status counts: /metrics asks at every scrape."""
+    delivery: Any = queue.delivery
+    sub: Any = queue.subscription
+    pending = (
+        select(delivery.subscription_id.label("sid"), func.count().label("n"),
+               func.min(UserActionEvent.created_at).label("oldest"))
+        .join(UserActionEvent, UserActionEvent.id == delivery.event_id)
+        .where(delivery.delivered.is_(False))
+        .group_by(delivery.subscription_id)
+        .subquery()
+    )
+    rows = (
+        await conn.execute(
+            select(sub.id, func.coalesce(pending.c.n, 0), pending.c.oldest)
+            .outerjoin(pending, pending.c.sid == sub.id)
+            .order_by(sub.id)
+        )
+    ).all()
+    return [(int(r[0]), int(r[1]), r[2]) for r in rows]
+
+
+async def mail_counts(conn: AsyncConnection) -> dict[str, int]:
+    """The mail outbox: pending, sent (kept a week) and failing (pending, tried before)."""
+    mail = (
+        await conn.execute(
+            select(
+                func.coalesce(func.sum(case((MailMessage.sent.is_(False), 1),
+                                            else_=0)), 0),
+                func.coalesce(func.sum(case((MailMessage.sent.is_(True), 1),
+                                            else_=0)), 0),
+                func.coalesce(func.sum(case(
+                    (MailMessage.sent.is_(False) & (MailMessage.attempts > 0), 1),
+                    else_=0)), 0),
+            )
+        )
+    ).one()
+    return {"pending": int(mail[0]), "sent": int(mail[1]), "failing": int(mail[2])}
+
+
 async def collect(
     settings: Settings,
 ) -> tuple[list[dict[str, object]], dict[str, int], list[dict[str, object]]]:
@@ -54,23 +97,10 @@ async def collect(
         async with engine.connect() as conn:
             subs = await _per_subscription(conn, AMQP)
             webhooks = await _per_subscription(conn, WEBHOOK)
-            mail = (
-                await conn.execute(
-                    select(
-                        func.coalesce(func.sum(case((MailMessage.sent.is_(False), 1),
-                                                    else_=0)), 0),
-                        func.coalesce(func.sum(case((MailMessage.sent.is_(True), 1),
-                                                    else_=0)), 0),
-                        func.coalesce(func.sum(case(
-                            (MailMessage.sent.is_(False) & (MailMessage.attempts > 0), 1),
-                            else_=0)), 0),
-                    )
-                )
-            ).one()
+            mail = await mail_counts(conn)
     finally:
         await engine.dispose()
-    return subs, {"pending": int(mail[0]), "sent": int(mail[1]), "failing": int(mail[2])}, \
-        webhooks
+    return subs, mail, webhooks
 
 
 def _line(s: dict[str, object], prefix: str = "") -> str:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from cloudadmin.errors import ServiceUnavailable
+from cloudadmin.observability.metrics import DB_CONNECTIONS_IN_USE, DB_REQUESTS_WAITING
 
 
 class Turns:
@@ -23,12 +24,22 @@ class Turns:
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
+        # Counted as waiting only when it has to (every connection is held): the gauges
+        # are what /metrics shows of the pool's saturation.
+        waits = self._slots.locked()
+        if waits:
+            DB_REQUESTS_WAITING.inc()
         try:
             async with asyncio.timeout(self._timeout):
                 await self._slots.acquire()
         except TimeoutError:
             raise ServiceUnavailable("The database is busy.") from None
+        finally:
+            if waits:
+                DB_REQUESTS_WAITING.dec()
+        DB_CONNECTIONS_IN_USE.inc()
         try:
             yield
         finally:
+            DB_CONNECTIONS_IN_USE.dec()
             self._slots.release()

@@ -1,0 +1,1 @@
+"""What operators watch: Prometheus metrics (/metrics) and the access log."""

@@ -1,0 +1,63 @@
+"""The service's Prometheus metrics, defined once per process.
+
+They are module-level, as prometheus_client expects: under `cloudadmin serve` every
+worker process writes its values to files in PROMETHEUS_MULTIPROC_DIR (set by `serve`
+before anything imports prometheus_client, see multiproc.py), and /metrics adds them up
+(exposition.py). Gauges that describe one process (its requests' turns at the pool)
+count only live processes (``livesum``): a worker that stops is forgotten.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
+
+# A `_created` series beside every counter doubles what is stored and scraped for a
+# figure Prometheus does not need (and multiprocess mode never has).
+disable_created_metrics()
+
+REQUESTS = Counter(
+    "cloudadmin_http_requests", "HTTP requests answered, by route template, method and status.",
+    ["method", "route", "status"],
+)
+REQUEST_SECONDS = Histogram(
+    "cloudadmin_http_request_duration_seconds",
+    "Time from a request's arrival to the end of its answer, by route template, method and "
+    "status.",
+    ["method", "route", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+
+DB_POOL_SIZE = Gauge(
+    "cloudadmin_db_pool_size", "Database connections requests may hold at once (all processes).",
+    multiprocess_mode="livesum",
+)
+DB_CONNECTIONS_IN_USE = Gauge(
+    "cloudadmin_db_pool_connections_in_use",
+    "Pooled database connections held by requests now (web/turns.py).",
+    multiprocess_mode="livesum",
+)
+DB_REQUESTS_WAITING = Gauge(
+    "cloudadmin_db_pool_requests_waiting",
+    "Requests waiting for their turn at the database pool now.",
+    multiprocess_mode="livesum",
+)
+
+EVENT_DELIVERIES = Counter(
+    "cloudadmin_event_deliveries", "Events delivered to subscribers, by kind of subscription.",
+    ["kind"],
+)
+EVENT_DELIVERY_FAILURES = Counter(
+    "cloudadmin_event_delivery_failures",
+    "Failed delivery attempts (one per batch that failed), by kind of subscription.",
+    ["kind"],
+)
+MAIL_SENT = Counter("cloudadmin_mail_sent", "Notification e-mails sent.")
+MAIL_FAILURES = Counter("cloudadmin_mail_failures", "Failed attempts to send an e-mail.")
+
+AUTH_FAILURES = Counter(
+    "cloudadmin_auth_failures", "Refused authentications (token_not_valid answers)."
+)
+THROTTLED = Counter(
+    "cloudadmin_throttled_requests", "Requests answered 429, by the limit they were past.",
+    ["limit"],
+)
