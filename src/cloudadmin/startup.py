@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -129,7 +130,7 @@ async def wait_for_database(settings: Settings, wait_seconds: float, report: Rep
 
 
 async def _connect_once(settings: Settings) -> None:
-    from cloudadmin.db.engine import create_engine
+    from cloudadmin.db.engine import create_engine, is_sqlite_url
 
     try:
         engine = create_engine(settings)  # creates a SQLite file's directory
@@ -137,6 +138,12 @@ async def _connect_once(settings: Settings) -> None:
         raise OSError(f"cannot create the directory {exc.filename} of the database file: "
                       f"{exc.strerror}") from None
     try:
+        if is_sqlite_url(url := settings.effective_database_url):
+            # aiosqlite's thread may report a failed open after the loop has closed, a
+            # traceback on stderr: the file is opened with the standard module first.
+            path = make_url(url).database
+            if path and path != ":memory:":
+                sqlite3.connect(path).close()
         async with engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     finally:
