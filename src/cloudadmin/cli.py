@@ -53,6 +53,18 @@ def load(
 
 
 @app.command()
+def export(
+    target: Annotated[str, typer.Argument(help="File to write, or - for stdout.")] = "-",
+) -> None:
+    """Write the whole database as a landscape document that `load` reads (docs/import.md)."""
+    from cloudadmin.exporter.command import run_export
+
+    settings = _settings()
+    _migrate(settings)
+    raise typer.Exit(run_export(settings, target))
+
+
+@app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,

@@ -42,6 +42,13 @@ def records_of(document: dict[str, Any], kind: Kind) -> list[Any]:
     return document.get(kind.key) or []
 
 
+def record_count(document: Any) -> int | None:
+    """Records in the document's lists (None when it is not an object)."""
+    if not isinstance(document, dict):
+        return None
+    return sum(len(value) for value in document.values() if isinstance(value, list))
+
+
 def chunks(items: list[Any], size: int = CHUNK) -> Iterator[tuple[int, list[Any]]]:
     for start in range(0, len(items), size):
         yield start, items[start : start + size]

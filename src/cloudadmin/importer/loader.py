@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
-from cloudadmin.importer.catalogue import chunks, records_of, survey
+from cloudadmin.importer.catalogue import chunks, record_count, records_of, survey
 from cloudadmin.importer.kinds import KINDS
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
@@ -53,7 +53,7 @@ async def load_document(
     of the records whose fields are valid, in one run.
     """
     problems = Problems()
-    total = _record_count(document)
+    total = record_count(document)
     progress.phase("validating", total)
     catalogue = survey(document, problems, progress)
     if not catalogue.complete:
@@ -86,8 +86,3 @@ async def load_document(
     session.expire_all()
     return LoadReport(dict(catalogue.counts))
 
-
-def _record_count(document: Any) -> int | None:
-    if not isinstance(document, dict):
-        return None
-    return sum(len(value) for value in document.values() if isinstance(value, list))
