@@ -18,6 +18,7 @@ from cloudadmin.db.models import AmqpSubscription, ApiKey, Branding, User
 from cloudadmin.importer import LoadError, load_into, parse_document
 from cloudadmin.importer.kinds import KINDS
 from cloudadmin.kit.crypto import SecretBox
+from tests.cli.terminal import run_in_terminal
 from tests.conftest import _empty_all_tables
 from tests.exporter.helpers import export_text, full_landscape
 
@@ -135,6 +136,16 @@ class TestCommand:
         assert done.stdout.startswith("exported 335 records (clients 4, users 8, api_keys 7,")
         assert target.read_text(encoding="utf-8") == await export_text(settings)
         assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no partial file left
+
+    async def test_a_terminal_sees_the_progress(
+        self, settings: Settings, env: dict[str, str], client: httpx.AsyncClient,
+        session: AsyncSession, tmp_path: Path,
+    ) -> None:
+        await full_landscape(settings, client, session)
+        code, screen = run_in_terminal("export", str(tmp_path / "out.json"), env=env)
+        assert code == 0, screen
+        assert "exporting" in screen and "335/335" in screen and "records/s" in screen, screen
+        assert "exported 335 records" in screen
 
     async def test_a_dash_writes_only_the_document_to_stdout(
         self, settings: Settings, env: dict[str, str], client: httpx.AsyncClient,

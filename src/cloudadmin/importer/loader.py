@@ -61,10 +61,11 @@ async def load_document(
 
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
-    progress.phase("checking references", sum(len(ids) for ids in catalogue.refs.values()))
+    referenced = sum(len(ids) for ids in catalogue.refs.values())
+    progress.phase("checking references", referenced, unit="ids")
     await check_references(conn, catalogue, problems)
     check_sealed(catalogue, secret_box, problems)
-    progress.advance(sum(len(ids) for ids in catalogue.refs.values()))
+    progress.advance(referenced)
     problems.raise_if_any()
 
     context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)

@@ -27,15 +27,15 @@ from rich.text import Text
 
 
 class PhaseProgress(Protocol):
-    def phase(self, name: str, total: int | None) -> None:
-        """Starts a phase (and ends the previous one)."""
+    def phase(self, name: str, total: int | None, unit: str = "records") -> None:
+        """Starts a phase (and ends the previous one); ``unit`` names what is counted."""
 
     def advance(self, records: int) -> None:
         """``records`` more records of the current phase are done."""
 
 
 class NoProgress:
-    def phase(self, name: str, total: int | None) -> None:
+    def phase(self, name: str, total: int | None, unit: str = "records") -> None:
         pass
 
     def advance(self, records: int) -> None:
@@ -53,7 +53,8 @@ class RateColumn(ProgressColumn):
         elapsed = task.elapsed
         if not elapsed or not task.completed:
             return Text("", style="progress.data.speed")
-        return Text(f"{task.completed / elapsed:,.0f} records/s", style="progress.data.speed")
+        unit = task.fields.get("unit", "records")
+        return Text(f"{task.completed / elapsed:,.0f} {unit}/s", style="progress.data.speed")
 
 
 class TerminalProgress(AbstractContextManager["TerminalProgress"]):
@@ -74,9 +75,9 @@ class TerminalProgress(AbstractContextManager["TerminalProgress"]):
         )
         self._task: TaskID | None = None
 
-    def phase(self, name: str, total: int | None) -> None:
+    def phase(self, name: str, total: int | None, unit: str = "records") -> None:
         self._finish()
-        self._task = self._progress.add_task(name, total=total)
+        self._task = self._progress.add_task(name, total=total, unit=unit)
 
     def advance(self, records: int) -> None:
         if self._task is not None:
