@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -116,6 +117,11 @@ class TestStoredFormsOnLoad:
         ]
 
 
+def export_command(env: dict[str, str], target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cloudadmin", "export", target],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.slow
 class TestCommand:
     @pytest.fixture
@@ -130,8 +136,7 @@ class TestCommand:
     ) -> None:
         await full_landscape(settings, client, session)
         target = tmp_path / "out.json"
-        done = subprocess.run([sys.executable, "-m", "cloudadmin", "export", str(target)],
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = await asyncio.to_thread(export_command, env, str(target))
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout.startswith("exported 335 records (clients 4, users 8, api_keys 7,")
         assert target.read_text(encoding="utf-8") == await export_text(settings)
@@ -142,7 +147,8 @@ class TestCommand:
         session: AsyncSession, tmp_path: Path,
     ) -> None:
         await full_landscape(settings, client, session)
-        code, screen = run_in_terminal("export", str(tmp_path / "out.json"), env=env)
+        code, screen = await asyncio.to_thread(
+            lambda: run_in_terminal("export", str(tmp_path / "out.json"), env=env))
         assert code == 0, screen
         assert "exporting" in screen and "335/335" in screen and "records/s" in screen, screen
         assert "exported 335 records" in screen
@@ -152,8 +158,7 @@ class TestCommand:
         session: AsyncSession,
     ) -> None:
         await full_landscape(settings, client, session)
-        done = subprocess.run([sys.executable, "-m", "cloudadmin", "export", "-"],
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = await asyncio.to_thread(export_command, env, "-")
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout == await export_text(settings)
 
@@ -161,7 +166,6 @@ class TestCommand:
         self, env: dict[str, str], app: object, tmp_path: Path
     ) -> None:
         target = tmp_path / "missing-dir" / "out.json"
-        done = subprocess.run([sys.executable, "-m", "cloudadmin", "export", str(target)],
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = await asyncio.to_thread(export_command, env, str(target))
         assert (done.returncode, done.stdout) == (1, "")
         assert done.stderr.startswith(f"error: cannot write {target}:")

@@ -13,7 +13,7 @@ from typing import Any
 
 from cloudadmin.kit.timeparse import isoformat_z
 
-Row = Mapping[str, Any]
+Row = Mapping[Any, Any]  # a RowMapping of the table
 Record = dict[str, Any]
 
 
