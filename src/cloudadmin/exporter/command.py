@@ -40,9 +40,16 @@ def run_export(
     display = for_stream(err)
     progress: PhaseProgress = display or NO_PROGRESS
     if target == "-":
-        with display or nullcontext():
-            asyncio.run(export_to(settings, out, progress))
-        out.flush()
+        try:
+            with display or nullcontext():
+                asyncio.run(export_to(settings, out, progress))
+            out.flush()
+        except BrokenPipeError:
+            # The reader went away (`export - | head`): stop quietly, as other tools do.
+            if out is sys.stdout:
+                # Python would flush stdout again at exit and complain about the pipe.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
         return 0
     path = Path(target)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
