@@ -92,6 +92,18 @@ def load(
 
 
 @app.command()
+def export(
+    target: Annotated[str, typer.Argument(help="File to write, or - for stdout.")] = "-",
+) -> None:
+    """Write the whole database as a landscape document that `load` reads (docs/import.md)."""
+    from cloudadmin.exporter.command import run_export
+
+    settings = _settings()
+    _migrate(settings)
+    raise typer.Exit(run_export(settings, target))
+
+
+@app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
@@ -221,18 +233,57 @@ def events_status() -> None:
 def apikey_create(
     user: Annotated[int, typer.Option(help="Id of the user the key acts as.")],
     name: Annotated[str | None, typer.Option(help="A label for the key.")] = None,
+    expires: Annotated[str | None, typer.Option(
+        help="When the key stops working: 2030-01-31, 2030-01-31T12:00:00Z, or a duration "
+        "from now (30d, 12h, 2w). Default: never.")] = None,
 ) -> None:
     """Create an API key; the key is printed once, only its hash is stored."""
     from cloudadmin.auth.keys import create_key
+    from cloudadmin.db.types import utcnow
+    from cloudadmin.kit.timeparse import parse_expiry
 
+    try:
+        expires_at = parse_expiry(expires, utcnow()) if expires is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--expires") from exc
     settings = _settings()
     _migrate(settings)
     try:
-        token = asyncio.run(create_key(settings, user_id=user, name=name))
+        token = asyncio.run(create_key(settings, user_id=user, name=name, expires_at=expires_at))
     except LookupError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(token)
+
+
+@apikey_app.command("list")
+def apikey_list(
+    user: Annotated[int | None, typer.Option(help="Only the keys of this user.")] = None,
+) -> None:
+    """List API keys (never their secrets): id, user, name, created, expires, last use."""
+    from cloudadmin.auth.keys import format_table, list_keys
+
+    settings = _settings()
+    _migrate(settings)
+    for line in format_table(asyncio.run(list_keys(settings, user_id=user))):
+        typer.echo(line)
+
+
+@apikey_app.command("revoke")
+def apikey_revoke(
+    key_id: Annotated[int, typer.Argument(metavar="ID", help="Id of the key (before the _).")],
+) -> None:
+    """Revoke an API key: it stops authenticating at once."""
+    from cloudadmin.auth.keys import revoke
+
+    settings = _settings()
+    _migrate(settings)
+    try:
+        changed = asyncio.run(revoke(settings, key_id))
+    except LookupError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"revoked key {key_id}" if changed else f"key {key_id} was already revoked")
 
 
 def _describe(settings: Settings) -> str:

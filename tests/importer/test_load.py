@@ -164,6 +164,39 @@ class TestAllOrNothing:
         assert str(error.problems[0]) == "the document must be a JSON object"
 
 
+class TestOneRunReportsEverything:
+    async def test_a_field_error_and_a_reference_error_are_reported_together(
+        self, session: AsyncSession, box: SecretBox
+    ) -> None:
+        doc = example()
+        doc["users"][0]["lang"] = "fr"  # a field error
+        doc["users"][2]["client"] = 4242  # a reference error in another record
+        error = await load_error(session, doc, box)
+        assert [str(p) for p in error.problems] == [
+            "/users/0/lang: must be one of 'de', 'en', 'ru', 'zh' or 'az'",
+            "/users/2/client: no client with id 4242 in the document or the database",
+        ]
+        assert await count(session, User) == 0
+
+    async def test_references_of_a_chunk_with_a_bad_record_are_checked(
+        self, session: AsyncSession, box: SecretBox
+    ) -> None:
+        doc = example()
+        doc["addendums"] = [addendum(1), addendum(2, status="gone"), addendum(3, client_id=77)]
+        error = await load_error(session, doc, box)
+        assert [p.pointer for p in error.problems] == [
+            "/addendums/1/status", "/addendums/2/client_id",
+        ]
+
+    async def test_a_reference_to_a_record_with_a_field_error_is_not_reported(
+        self, session: AsyncSession, box: SecretBox
+    ) -> None:
+        doc = example()
+        doc["clients"][1]["email"] = "nope"  # users/2 and projects/0 name this client
+        error = await load_error(session, doc, box)
+        assert [str(p) for p in error.problems] == ["/clients/1/email: not a valid e-mail address"]
+
+
 class TestUnknownKeys:
     async def test_an_unknown_record_key_is_rejected_at_its_pointer(
         self, session: AsyncSession, box: SecretBox

@@ -15,10 +15,12 @@ from pydantic import ValidationError
 
 from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems, from_validation_error, pointer
+from cloudadmin.importer.progress import PhaseProgress
 from cloudadmin.importer.records import ClientRecord
 from cloudadmin.importer.rows import AccountInfo
 
 CHUNK = 5_000
+SEALED_FIELDS = ("mail_password_encrypted", "connection_string_encrypted")
 
 
 @dataclass
@@ -31,10 +33,20 @@ class Catalogue:
     # (key, unique field) -> normalized value -> (record id, pointer of the value)
     unique: dict[tuple[str, str], dict[Any, tuple[Any, str]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    complete: bool = False
+    # Encrypted values given in their stored form: (pointer, token), checked with the key.
+    sealed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def records_of(document: dict[str, Any], kind: Kind) -> list[Any]:
     return document.get(kind.key) or []
+
+
+def record_count(document: Any) -> int | None:
+    """Records in the document's lists (None when it is not an object)."""
+    if not isinstance(document, dict):
+        return None
+    return sum(len(value) for value in document.values() if isinstance(value, list))
 
 
 def chunks(items: list[Any], size: int = CHUNK) -> Iterator[tuple[int, list[Any]]]:
@@ -42,8 +54,14 @@ def chunks(items: list[Any], size: int = CHUNK) -> Iterator[tuple[int, list[Any]
         yield start, items[start : start + size]
 
 
-def survey(document: Any, problems: Problems) -> Catalogue:
-    """Validates the whole document into ``problems``; returns what the checks need."""
+def survey(
+    document: Any, problems: Problems, progress: PhaseProgress | None = None
+) -> Catalogue:
+    """Validates the whole document into ``problems``; returns what the checks need.
+
+    ``catalogue.complete`` is False when the document's shape is wrong (not an
+    object, an unknown or non-list top-level key): then nothing else is checked.
+    """
     catalogue = Catalogue()
     if not isinstance(document, dict):
         problems.add("", "the document must be a JSON object")
@@ -55,21 +73,53 @@ def survey(document: Any, problems: Problems) -> Catalogue:
             problems.add(pointer(key), "must be an array")
     if problems:
         return catalogue
+    catalogue.complete = True
     for kind in KINDS:
         items = records_of(document, kind)
         catalogue.counts[kind.key] = len(items)
         seen = catalogue.ids.setdefault(kind.key, {})
         for start, chunk in chunks(items):
-            try:
-                models = kind.adapter.validate_python(chunk)
-            except ValidationError as exc:
-                for problem in from_validation_error((kind.key,), exc):
-                    # Locations inside the chunk start at 0; shift them to the list.
-                    problems.add(_shift(problem.pointer, kind.key, start), problem.message)
-                continue
-            for offset, model in enumerate(models):
+            valid, bad = _valid_records(kind, start, chunk, problems)
+            for offset, model in valid:
                 _note(catalogue, kind, start + offset, model, seen, problems)
+            for offset in bad:
+                _note_identity(kind, start + offset, chunk[offset], seen)
+            if progress is not None:
+                progress.advance(len(chunk))
     return catalogue
+
+
+def _valid_records(
+    kind: Kind, start: int, chunk: list[Any], problems: Problems
+) -> tuple[list[tuple[int, Any]], list[int]]:
+    """The chunk's valid records with their offsets, and the offsets of the others
+    (whose problems are added).
+
+    The valid records of a chunk that holds a bad one are still noted, so that their
+    references are checked in the same run: an operator fixing a document sees
+    every problem at once, not the reference errors only after the field errors.
+    """
+    try:
+        return list(enumerate(kind.adapter.validate_python(chunk))), []
+    except ValidationError as exc:
+        bad: set[int] = set()
+        for err in exc.errors(include_url=False):
+            if err["loc"] and isinstance(err["loc"][0], int):
+                bad.add(err["loc"][0])
+        for problem in from_validation_error((kind.key,), exc):
+            # Locations inside the chunk start at 0; shift them to the list.
+            problems.add(_shift(problem.pointer, kind.key, start), problem.message)
+    good = [offset for offset in range(len(chunk)) if offset not in bad]
+    models = kind.adapter.validate_python([chunk[offset] for offset in good]) if good else []
+    return list(zip(good, models, strict=True)), sorted(bad)
+
+
+def _note_identity(kind: Kind, index: int, raw: Any, seen: dict[Any, int]) -> None:
+    """A record with a field error still defines its id, if that looks like one, so
+    references to it do not add a misleading "no client with id ..." problem."""
+    ident = raw.get(kind.identity) if isinstance(raw, dict) else None
+    if isinstance(ident, int | str) and not isinstance(ident, bool):
+        seen.setdefault(ident, index)
 
 
 def _shift(ptr: str, key: str, start: int) -> str:
@@ -99,6 +149,10 @@ def _note(
             by_id.setdefault(target_id, pointer(kind.key, index, ref.field))
     if isinstance(model, ClientRecord):
         catalogue.accounts[model.id] = AccountInfo(model.client_type, model.companyName)
+    for name in SEALED_FIELDS:
+        token = getattr(model, name, None)
+        if token is not None:
+            catalogue.sealed.append((pointer(kind.key, index, name), token))
     for rule in kind.unique:
         taken = catalogue.unique.setdefault((kind.key, rule.field), {})
         value = rule.normalize(getattr(model, rule.field))

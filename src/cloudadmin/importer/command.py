@@ -6,6 +6,7 @@ import asyncio
 import gc
 import json
 import sys
+from contextlib import nullcontext
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -14,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine, create_sessionmaker
+from cloudadmin.importer.catalogue import record_count
 from cloudadmin.importer.loader import LoadReport, load_document
 from cloudadmin.importer.problems import LoadError, Problem
+from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress, for_stream
 from cloudadmin.kit.crypto import SecretBox
 
 
@@ -39,6 +42,7 @@ async def load_into(
     target: Settings | AsyncEngine | async_sessionmaker,  # type: ignore[type-arg]
     document: dict[str, Any],
     secret_box: SecretBox | None = None,
+    progress: PhaseProgress = NO_PROGRESS,
 ) -> LoadReport:
     """Load ``document`` in one transaction and commit it.
 
@@ -49,14 +53,14 @@ async def load_into(
         box = secret_box or SecretBox(target.resolved_secret_key())
         engine = create_engine(target)
         try:
-            return await load_into(engine, document, box)
+            return await load_into(engine, document, box, progress)
         finally:
             await engine.dispose()
     if secret_box is None:
         raise TypeError("secret_box is required unless settings are given")
     factory = create_sessionmaker(target) if isinstance(target, AsyncEngine) else target
     async with factory() as session, session.begin():
-        return await load_document(session, document, secret_box)
+        return await load_document(session, document, secret_box, progress)
 
 
 def run_load(
@@ -68,16 +72,23 @@ def run_load(
     """
     out = out or sys.stdout
     err = err or sys.stderr
+    # Progress only on a terminal: redirected output stays exactly the summary or the
+    # problems.
+    display = for_stream(err)
     try:
-        document = parse_document(read_source(source))
-        # The parsed document is millions of long-lived objects; the cyclic GC
-        # would scan them again and again while the load allocates (half the time
-        # of a large load). This process owns the heap, so they are frozen.
-        gc.freeze()
-        try:
-            report = asyncio.run(load_into(settings, document))
-        finally:
-            gc.unfreeze()
+        with display or nullcontext():
+            progress: PhaseProgress = display or NO_PROGRESS
+            progress.phase("reading", None)
+            document = parse_document(read_source(source))
+            progress.advance(record_count(document) or 0)
+            # The parsed document is millions of long-lived objects; the cyclic GC
+            # would scan them again and again while the load allocates (half the time
+            # of a large load). This process owns the heap, so they are frozen.
+            gc.freeze()
+            try:
+                report = asyncio.run(load_into(settings, document, progress=progress))
+            finally:
+                gc.unfreeze()
     except LoadError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=err)
@@ -87,3 +98,4 @@ def run_load(
         return 1
     print(report.summary(), file=out)
     return 0
+

@@ -30,6 +30,12 @@ from cloudadmin.importer.fields import (
     email,
 )
 
+# argon2 in its PHC string form, as hash_password() writes it.
+PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1024)]
+# A Fernet token (SecretBox); whether it opens under this secret key is checked with
+# the references (loader.check_sealed), where the key is known.
+Sealed = Annotated[str, Field(min_length=1, max_length=8192, pattern=r"^[A-Za-z0-9_=-]+$")]
+
 Service = Literal["CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING"]
 Text255 = Annotated[str, Field(max_length=255)]
 TimeoutMs = Annotated[int, Field(ge=0, le=86_400_000)]
@@ -79,6 +85,8 @@ class ClientRecord(Record):
     client_type: Literal["common", "reseller", "sales"] = "common"
     owner: Int32 | None = None
     created_at: Timestamp | None = None
+    # Personal product availability ({"CDN": false}); kept as stored when absent.
+    service_availability: dict[str, bool] | None = None
     # Derived by the service in responses; a response pasted in must still load.
     currentUser: Any = None
     has_active_admin: Any = None
@@ -111,6 +119,8 @@ class UserRecord(Record):
     is_active: bool = True
     superuser: bool = False
     password: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    # The stored form (what `cloudadmin export` writes): taken as it is, not hashed again.
+    password_hash: PasswordHash | None = None
     date_joined: Timestamp | None = None
     # Derived from the home account in responses; accepted so responses load.
     reseller: Any = None
@@ -127,6 +137,12 @@ class UserRecord(Record):
                 raise PydanticCustomError("group", "unknown group name {name!r}", {"name": gid})
         return value
 
+    @model_validator(mode="after")
+    def _one_password_form(self) -> UserRecord:
+        if self.password is not None and self.password_hash is not None:
+            raise _at("password_hash", "give password or password_hash, not both")
+        return self
+
     def group_ids(self) -> list[int]:
         ids: list[int] = []
         for item in self.groups:
@@ -140,20 +156,39 @@ class UserRecord(Record):
 class ApiKeyRecord(Record):
     id: Id
     user: Id
-    key: Annotated[str, Field(min_length=3, max_length=512)]
+    key: Annotated[str, Field(min_length=3, max_length=512)] | None = None
+    # The stored form (what `cloudadmin export` writes): sha256 of "<id>:<secret>".
+    key_hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     name: Text255 | None = None
     expires_at: Timestamp | None = None
     revoked: bool = False
+    # Kept as stored when absent (keys issued through the API carry them).
+    description: Text255 | None = None
+    role: int | None = None
+    created_at: Timestamp | None = None
+    last_usage: Timestamp | None = None
 
     @model_validator(mode="after")
     def _key_names_its_id(self) -> ApiKeyRecord:
-        self.secret()  # raises at /key when malformed
+        if (self.key is None) == (self.key_hash is None):
+            raise _at("key", "give key or key_hash (exactly one)")
+        if self.key is not None:
+            self.secret()  # raises at /key when malformed
+        if self.role is not None and self.role not in GROUPS:
+            raise _at("role", f"unknown group id {self.role}")
         return self
+
+    def stored_hash(self) -> str:
+        from cloudadmin.kit.crypto import hash_api_secret
+
+        if self.key_hash is not None:
+            return self.key_hash
+        return hash_api_secret(self.id, self.secret())
 
     def secret(self) -> str:
         from cloudadmin.auth.apikey import parse_token
 
-        parsed = parse_token(self.key)
+        parsed = parse_token(self.key or "")
         if parsed is None:
             raise _at("key", "must be <id>_<secret> (or the legacy <id>$<secret>)")
         if parsed.key_id != self.id:
@@ -219,6 +254,17 @@ class BrandingRecord(Record):
     publicSettings: PublicSettings = PublicSettings()
     privateSettings: PrivateSettings = PrivateSettings()
     deleted: bool = False
+    # The stored form of mailServer.password (what `cloudadmin export` writes):
+    # encrypted under CLOUDADMIN_SECRET_KEY, stored as it is.
+    mail_password_encrypted: Sealed | None = None
+
+    @model_validator(mode="after")
+    def _one_password_form(self) -> BrandingRecord:
+        mail = self.privateSettings.mailServer
+        if self.mail_password_encrypted is not None and mail and mail.password is not None:
+            raise _at("mail_password_encrypted",
+                      "give privateSettings.mailServer.password or this, not both")
+        return self
 
 
 class NotificationSettingRecord(Record):
@@ -365,14 +411,25 @@ _AMQP = re.compile(r"^amqps?://[^:/@\s]+:[^@\s]*@[^:/@\s]+:\d{1,5}/\S*$")
 class AmqpSubscriptionRecord(Record):
     id: Id
     client: Id
-    connection_string: Annotated[str, Field(max_length=2048)]
+    connection_string: Annotated[str, Field(max_length=2048)] | None = None
+    # The stored form (what `cloudadmin export` writes): encrypted, stored as it is.
+    connection_string_encrypted: Sealed | None = None
     exchange: Text255 | None = None
     routing_key: Text255 | None = None
     receive_child_client_events: bool = False
 
+    @model_validator(mode="after")
+    def _one_form(self) -> AmqpSubscriptionRecord:
+        if (self.connection_string is None) == (self.connection_string_encrypted is None):
+            raise _at("connection_string",
+                      "give connection_string or connection_string_encrypted (exactly one)")
+        return self
+
     @field_validator("connection_string")
     @classmethod
-    def _shape(cls, value: str) -> str:
+    def _shape(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         if not _AMQP.match(value):
             raise PydanticCustomError(
                 "amqp", "must be amqp(s)://<username>:<password>@<host>:<port>/<virtual_host>"

@@ -18,6 +18,7 @@ from cloudadmin.importer.catalogue import Catalogue
 from cloudadmin.importer.kinds import BY_KEY, KINDS
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.rows import AccountInfo
+from cloudadmin.kit.crypto import SecretBox
 
 # Below SQLite's historical limit of 999 bound parameters per statement.
 IN_CHUNK = 900
@@ -77,9 +78,26 @@ async def check_references(conn: AsyncConnection, catalogue: Catalogue, problems
         for ident, ptr in by_id.items():
             if ident not in in_document and ident not in stored:
                 problems.add(ptr, f"no {noun} with id {ident} in the document or the database")
-            elif reseller_only and catalogue.accounts[ident].client_type != "reseller":
+            elif reseller_only and _not_reseller(catalogue, ident):
                 problems.add(ptr, f"client {ident} is not a reseller account")
     await _check_unique(conn, catalogue, problems)
+
+
+def check_sealed(catalogue: Catalogue, secret_box: SecretBox, problems: Problems) -> None:
+    """Encrypted values copied from another database must open under this one's key,
+    or the service could never use them (a broker password, a mail password)."""
+    for ptr, token in catalogue.sealed:
+        try:
+            secret_box.decrypt(token)
+        except ValueError:
+            problems.add(ptr, "cannot be decrypted with this CLOUDADMIN_SECRET_KEY")
+
+
+def _not_reseller(catalogue: Catalogue, ident: Any) -> bool:
+    # An account of the document that failed validation is not known: its own
+    # problems are reported, and nothing is said about its type.
+    account = catalogue.accounts.get(ident)
+    return account is not None and account.client_type != "reseller"
 
 
 async def _check_unique(conn: AsyncConnection, catalogue: Catalogue, problems: Problems) -> None:

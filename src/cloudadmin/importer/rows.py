@@ -13,7 +13,7 @@ from typing import Any
 
 from cloudadmin.billing.addendums.names import derive_row
 from cloudadmin.importer import records as r
-from cloudadmin.kit.crypto import SecretBox, hash_api_secret, hash_password
+from cloudadmin.kit.crypto import SecretBox, hash_password
 
 Row = dict[str, Any]
 
@@ -64,6 +64,7 @@ def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
         "client_type": rec.client_type,
         "owner": rec.owner,
     }
+    _optional(row, "service_availability", rec.service_availability)
     return _optional(row, "created_at", rec.created_at)
 
 
@@ -93,18 +94,23 @@ def user_row(rec: r.UserRecord, ctx: RowContext) -> Row:
     _optional(row, "date_joined", rec.date_joined)
     if rec.password is not None:
         row["password_hash"] = hash_password(rec.password)
-    return row
+    return _optional(row, "password_hash", rec.password_hash)
 
 
 def api_key_row(rec: r.ApiKeyRecord, _ctx: RowContext) -> Row:
-    return {
+    row = {
         "id": rec.id,
         "user_id": rec.user,
         "name": rec.name,
-        "secret_hash": hash_api_secret(rec.id, rec.secret()),
+        "secret_hash": rec.stored_hash(),
         "expires_at": rec.expires_at,
         "revoked": rec.revoked,
     }
+    # Older documents do not carry these; a load of one keeps what the API stored.
+    _optional(row, "description", rec.description)
+    _optional(row, "role_id", rec.role)
+    _optional(row, "last_usage", rec.last_usage)
+    return _optional(row, "created_at", rec.created_at)
 
 
 def seller_row(rec: r.SellerRecord, ctx: RowContext) -> Row:
@@ -134,7 +140,7 @@ def branding_row(rec: r.BrandingRecord, ctx: RowContext) -> Row:
     }
     if mail is not None and mail.password is not None:
         row["mail_password_encrypted"] = ctx.secret_box.encrypt(mail.password)
-    return row
+    return _optional(row, "mail_password_encrypted", rec.mail_password_encrypted)
 
 
 def notification_setting_row(rec: r.NotificationSettingRecord, _ctx: RowContext) -> Row:
@@ -213,7 +219,8 @@ def amqp_subscription_row(rec: r.AmqpSubscriptionRecord, ctx: RowContext) -> Row
     return {
         "id": rec.id,
         "client_id": rec.client,
-        "connection_string_encrypted": ctx.secret_box.encrypt(rec.connection_string),
+        "connection_string_encrypted": rec.connection_string_encrypted
+        or ctx.secret_box.encrypt(rec.connection_string or ""),
         "exchange": rec.exchange,
         "routing_key": rec.routing_key,
         "receive_child_client_events": rec.receive_child_client_events,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INSTANT = re.compile(
@@ -29,6 +29,36 @@ def parse_instant(text: str, *, allow_date: bool = False) -> datetime:
         return value.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC
         raise ValueError("The date/time is out of range once in UTC.") from None
+
+
+_DURATION = re.compile(r"^(\d{1,6})([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30d``, ``12h``, ``2w``, ``90m``, ``45s``. Raises ValueError."""
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise ValueError("Enter a duration such as 30d, 12h or 2w.")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def parse_expiry(text: str, now: datetime) -> datetime:
+    """When something expires: an instant or a date (its midnight UTC), or a duration
+    from ``now``. Raises ValueError, also when it is not in the future."""
+    if _DURATION.match(text.strip()):
+        value = now + parse_duration(text)
+    else:
+        try:
+            value = parse_instant(text, allow_date=True)
+        except ValueError:
+            raise ValueError(
+                "Enter a date (2030-01-31), a date and time (2030-01-31T12:00:00Z) or a "
+                "duration (30d, 12h, 2w)."
+            ) from None
+    if value <= now:
+        raise ValueError("Must be in the future.")
+    return value
 
 
 def parse_date(text: str) -> date:

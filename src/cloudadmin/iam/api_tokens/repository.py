@@ -49,3 +49,17 @@ async def get_token(
         stmt = stmt.with_for_update(of=ApiKey)
     row = (await session.execute(stmt)).first()
     return (row[0], row[1]) if row is not None else None
+
+
+async def list_all(session: AsyncSession, user_id: int | None = None) -> list[tuple[ApiKey, User]]:
+    """Every key of every account (or of one user), by id: the operator's view."""
+    stmt = select(ApiKey, User).join(User, User.id == ApiKey.user_id)
+    if user_id is not None:
+        stmt = stmt.where(ApiKey.user_id == user_id)
+    rows = (await session.execute(stmt.order_by(ApiKey.id))).all()
+    return [(key, user) for key, user in rows]
+
+
+async def get_any(session: AsyncSession, key_id: int) -> ApiKey | None:
+    stmt = select(ApiKey).where(ApiKey.id == key_id).with_for_update()
+    return (await session.execute(stmt)).scalar_one_or_none()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
@@ -115,10 +117,8 @@ async def delete_token(
     caller = actor.caller
     account_id, reseller_id = await _account(session, caller, client_id)
     key, _ = await _visible_token(session, caller, client_id, token_id, for_update=True)
-    if key.revoked:
+    if not await revoke_key(session, key):
         return  # already deleted: nothing changes
-    key.revoked = True
-    await session.flush()
     await user_actions.record(
         session, actor, action_type="delete", api_group="api_token",
         resources=[Resource("api_token", key.id)], client_id=account_id,
@@ -158,18 +158,41 @@ async def create_token(
         raise ValidationError.field("exp_date", "Must be in the future.")
     user = await session.get(User, caller.user_id)
     assert user is not None  # the caller was authenticated in this request
-    key = ApiKey(user_id=user.id, name=body.name, description=body.description,
-                 expires_at=body.exp_date, role_id=role_id, secret_hash="")
-    session.add(key)
-    await session.flush()  # the id is part of the hash
-    secret = new_api_secret()
-    key.secret_hash = hash_api_secret(key.id, secret)
-    await session.flush()
-    await session.refresh(key)
+    key, token = await issue_key(session, user, name=body.name, description=body.description,
+                                 expires_at=body.exp_date, role_id=role_id)
     out = view(key, user)
     await user_actions.record(
         session, actor, action_type="create", api_group="api_token",
         resources=[Resource("api_token", key.id)], client_id=account_id,
         reseller_id=reseller_id, action_data=out.model_dump(mode="json", exclude_none=True),
     )
-    return ApiTokenCreated(**out.model_dump(), token=f"{key.id}_{secret}")
+    return ApiTokenCreated(**out.model_dump(), token=token)
+
+
+# --- shared with the command line (auth/keys.py), which acts as the operator ---------
+
+
+async def issue_key(
+    session: AsyncSession, user: User, *, name: str | None, description: str | None = None,
+    expires_at: datetime | None = None, role_id: int | None = None,
+) -> tuple[ApiKey, str]:
+    """Stores a new key acting as ``user``; returns it and its token ``<id>_<secret>``,
+    the only time the secret exists outside the caller (only its hash is stored)."""
+    key = ApiKey(user_id=user.id, name=name, description=description,
+                 expires_at=expires_at, role_id=role_id, secret_hash="")
+    session.add(key)
+    await session.flush()  # the id is part of the hash
+    secret = new_api_secret()
+    key.secret_hash = hash_api_secret(key.id, secret)
+    await session.flush()
+    await session.refresh(key)
+    return key, f"{key.id}_{secret}"
+
+
+async def revoke_key(session: AsyncSession, key: ApiKey) -> bool:
+    """The key stops authenticating at once; False when it was revoked already."""
+    if key.revoked:
+        return False
+    key.revoked = True
+    await session.flush()
+    return True
