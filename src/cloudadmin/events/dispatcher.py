@@ -11,7 +11,8 @@ and webhook subscriptions are two queues (their own deliveries and states) serve
 the same machinery.
 
 Idle lanes do not poll: they wait for the doorbell, which one task (the waker) rings
-when the outbox may have work. It rings on a wake-up (events/wakeup.py: PostgreSQL's
+when the outbox may have work (a ring wakes one lane; one that finds work wakes the
+next). It rings on a wake-up (events/wakeup.py: PostgreSQL's
 NOTIFY, a commit in this process, a lane's failure), and when the earliest backoff or
 lease comes due; and, as a fallback for writes that could not wake it, after a while:
 ``idle_poll_seconds`` while LISTENing, else a poll that backs off from
@@ -27,6 +28,7 @@ import os
 import random
 import socket
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -102,21 +104,29 @@ WEBHOOK = Queue("webhook", WebhookSubscription, WebhookDelivery, WebhookDelivery
 
 
 class Doorbell:
-    """Wakes every idle lane at once. A lane notes ``generation`` before it looks for
-    work and waits for a later one: a ring while it was looking is not missed."""
+    """Wakes one idle lane per ring; a lane that a ring woke and that found work rings
+    again, so lanes join one after another while there is work for them, and a single
+    event costs one extra look, not one per lane. A lane notes ``generation`` before it
+    looks for work and does not wait if a ring came meanwhile: none is missed."""
 
     def __init__(self) -> None:
         self.generation = 0
-        self._rung = asyncio.Event()
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     def ring(self) -> None:
         self.generation += 1
-        self._rung.set()
-        self._rung = asyncio.Event()
+        while self._waiting:
+            lane = self._waiting.popleft()
+            if not lane.done():  # not cancelled
+                lane.set_result(None)
+                return
 
     async def wait(self, since: int) -> None:
-        if self.generation == since:
-            await self._rung.wait()
+        if self.generation != since:
+            return
+        woken = asyncio.get_running_loop().create_future()
+        self._waiting.append(woken)
+        await woken
 
 
 class Dispatcher:
@@ -160,7 +170,8 @@ class Dispatcher:
         self._skip_locked = engine.dialect.name == "postgresql"
         # Inside `serve` (several processes of one service): one dispatcher among them.
         self.lock = DispatcherLock(engine, exclusive=exclusive)
-        self.bell = Doorbell()
+        self.bell = Doorbell()  # the delivery lanes'
+        self.mail_bell = Doorbell()
         self._wake = asyncio.Event()  # set: look at the outbox now
         self._found_work = False
         self.looks = 0  # times the waker rang (tests and benchmarks read it)
@@ -186,8 +197,9 @@ class Dispatcher:
         listener = (Listener(self.lock.url, self._wake)
                     if self.engine.dialect.name == "postgresql" else None)
         unsubscribe = subscribe_local(self._wake)
-        tasks = [asyncio.create_task(self._lane(self.deliver_once)) for _ in range(self.lanes)]
-        tasks.append(asyncio.create_task(self._lane(self.send_mail_once)))
+        tasks = [asyncio.create_task(self._lane(self.deliver_once, self.bell))
+                 for _ in range(self.lanes)]
+        tasks.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
         tasks.append(asyncio.create_task(self._housekeeping(stop)))
         tasks.append(asyncio.create_task(self._waker(stop, listener)))
         try:
@@ -206,10 +218,11 @@ class Dispatcher:
             if listener is not None:
                 await listener.close()
 
-    async def _lane(self, work: Callable[[], Awaitable[bool]]) -> None:
+    async def _lane(self, work: Callable[[], Awaitable[bool]], bell: Doorbell) -> None:
         """Works while there is work, then waits for the doorbell."""
+        woken = False
         while True:
-            seen = self.bell.generation
+            seen = bell.generation
             try:
                 worked = await work()
             except Exception:
@@ -217,8 +230,17 @@ class Dispatcher:
                 worked = False
             if worked:
                 self._found_work = True
+                if woken:
+                    bell.ring()  # there may be more: the next idle lane looks too
+                woken = False
             else:
-                await self.bell.wait(seen)
+                await bell.wait(seen)
+                woken = True
+
+    def _ring(self) -> None:
+        self.looks += 1
+        self.bell.ring()
+        self.mail_bell.ring()
 
     async def _waker(self, stop: asyncio.Event, listener: Listener | None) -> None:
         """Rings the doorbell when the outbox may have work: on a wake-up, when a backoff
@@ -231,15 +253,16 @@ class Dispatcher:
             if listener is not None and await listener.ensure():
                 woken = True  # notifications may have been missed while not listening
             self._wake.clear()
+            if woken:
+                self._ring()
             try:
                 due = await self.next_due()
             except Exception:  # the database is away: let the lanes try (and log)
                 log.debug("dispatcher could not look at the outbox", exc_info=True)
                 due = utcnow()
             now = utcnow()
-            if woken or (due is not None and due <= now):
-                self.looks += 1
-                self.bell.ring()
+            if not woken and due is not None and due <= now:
+                self._ring()
             listening = listener is not None and listener.healthy
             timeout = self.idle_poll_seconds if listening else backoff
             if due is not None and due > now:
