@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event, insert, update
+from sqlalchemy import event, insert, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.dialect import notify
@@ -94,6 +94,33 @@ class TestWakeUp:
             await session.commit()
             got = await inbox.drain(1, timeout=30)
         assert len(got) == 1, "not woken by NOTIFY"
+
+    async def test_it_listens_again_after_losing_the_connection(
+        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str, dialect: str,
+    ):
+        if dialect != "postgresql":
+            pytest.skip("SQLite has no notifications")
+        account = await make_client(session)
+        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        # Without its LISTEN it polls (0.05 s, up to 0.2 s) and reconnects meanwhile.
+        async with running(app, poll_seconds=0.05, idle_backoff_max_seconds=0.2) as d:
+            assert d.listener is not None
+            first = d.listener.server_pid
+            assert first is not None
+            await session.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+            await session.commit()
+
+            def again() -> bool:
+                pid = d.listener.server_pid if d.listener else None
+                return pid is not None and pid != first
+
+            assert await until(again, 30), "the LISTEN connection was not reopened"
+            await owe_one(session, sub.id)
+            await notify(session, CHANNEL)
+            await session.commit()
+            got = await inbox.drain(1, timeout=30)
+        assert len(got) == 1, "not woken by NOTIFY after reconnecting"
 
     async def test_a_due_retry_wakes_it(
         self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,

@@ -175,6 +175,7 @@ class Dispatcher:
         self._wake = asyncio.Event()  # set: look at the outbox now
         self._found_work = False
         self.looks = 0  # times the waker rang (tests and benchmarks read it)
+        self.listener: Listener | None = None  # while running on PostgreSQL
 
     # ---- running ---------------------------------------------------------------
 
@@ -194,8 +195,8 @@ class Dispatcher:
             await self.webhooks.close()
 
     async def _run_lanes(self, stop: asyncio.Event) -> None:
-        listener = (Listener(self.lock.url, self._wake)
-                    if self.engine.dialect.name == "postgresql" else None)
+        listener = self.listener = (Listener(self.lock.url, self._wake)
+                                    if self.engine.dialect.name == "postgresql" else None)
         unsubscribe = subscribe_local(self._wake)
         tasks = [asyncio.create_task(self._lane(self.deliver_once, self.bell))
                  for _ in range(self.lanes)]

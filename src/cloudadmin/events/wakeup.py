@@ -112,6 +112,11 @@ class Listener:
         self._warned = False
         return True
 
+    @property
+    def server_pid(self) -> int | None:
+        """The LISTENing connection's backend process (None while not connected)."""
+        return int(self._conn.get_server_pid()) if self.healthy else None
+
     def _notified(self, *_args: Any) -> None:
         self.wake.set()
 
