@@ -98,6 +98,10 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
         batch_size=settings.dispatcher_batch_size, outbound=app.state.outbound,
+        idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
+        idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
+        # `serve --workers N` runs N of these: one dispatches, the others stand by.
+        exclusive=True,
     )
     stop = asyncio.Event()
     task = asyncio.create_task(dispatcher.run(stop))

@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     # --- Demo ---
 
     # --- Dispatcher wake-up ---
+    # PostgreSQL: the dispatcher LISTENs for the outbox's NOTIFY and wakes at once; it
+    # also looks this often (seconds) for work that did not notify (rows written by
+    # other means), besides waking when a backoff or lease comes due.
+    dispatcher_idle_poll_seconds: float = Field(default=30, gt=0, le=3600)
+    # Without notifications (SQLite; PostgreSQL while the LISTEN connection is down) an
+    # idle dispatcher looks every dispatcher_poll_seconds, doubling up to this while it
+    # finds nothing. Writes by its own process wake it at once regardless.
+    dispatcher_idle_backoff_max_seconds: float = Field(default=5, gt=0, le=600)
 
     # --- Import and export ---
 

@@ -1,4 +1,5 @@
-"""End to end: a real `cloudadmin serve` delivers its events to RabbitMQ by itself."""
+"""End to end: a real `cloudadmin serve` delivers its events to RabbitMQ by itself, with
+one dispatcher among its worker processes (on SQLite and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,14 @@ pytestmark = pytest.mark.slow
 
 class TestServeDispatches:
     async def test_subscribe_then_change_then_receive(
-        self, inbox: Inbox, rabbit_url: str, tmp_path: Path
+        self, inbox: Inbox, rabbit_url: str, tmp_path: Path, database_url: str, app: object
     ):
+        # `app` empties the test database; the server is another process on it.
         env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(tmp_path),
+               "CLOUDADMIN_DATABASE_URL": database_url,
+               "CLOUDADMIN_SECRET_KEY": "serve-dispatch-secret", "CLOUDADMIN_LOG_LEVEL": "INFO",
                "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
                "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW)}
-        env.pop("CLOUDADMIN_DATABASE_URL", None)
         doc = tmp_path / "landscape.json"
         doc.write_text(json.dumps(DOCUMENT))
         loaded = subprocess.run([sys.executable, "-m", "cloudadmin", "load", str(doc)],
@@ -58,3 +61,8 @@ class TestServeDispatches:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+        log = (tmp_path / "serve.log").read_text()
+        started = [ln for ln in log.splitlines() if "dispatcher" in ln and "started" in ln]
+        standing_by = [ln for ln in log.splitlines() if "standing by" in ln]
+        assert len(started) == 1, log
+        assert len(standing_by) == 1, log

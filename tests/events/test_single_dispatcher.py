@@ -1,41 +1,60 @@
-"""On SQLite one dispatcher per database; on PostgreSQL every process dispatches."""
+"""One dispatcher where one is enough (events/single.py): per SQLite database, per
+`serve` on PostgreSQL; `worker` processes on PostgreSQL share the work instead."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
+import pytest
 from fastapi import FastAPI
 
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.events.single import DispatcherLock
+
+
+def lock(app: FastAPI, *, exclusive: bool) -> DispatcherLock:
+    return DispatcherLock(app.state.engine, exclusive=exclusive)
 
 
 class TestDispatcherLock:
-    async def test_second_dispatcher_waits_for_the_first(self, app: FastAPI, dialect: str):
-        first = Dispatcher(app.state.engine, app.state.secret_box)
-        second = Dispatcher(app.state.engine, app.state.secret_box)
+    async def test_second_dispatcher_waits_for_the_first(self, app: FastAPI):
+        first, second = lock(app, exclusive=True), lock(app, exclusive=True)
         stop = asyncio.Event()
-        with contextlib.ExitStack() as held_first, contextlib.ExitStack() as held_second:
-            assert await first._single_dispatcher_lock(stop, held_first) is True
-            waiting = asyncio.create_task(second._single_dispatcher_lock(stop, held_second))
-            await asyncio.sleep(0.3)
-            if dialect == "postgresql":
-                assert waiting.done() and waiting.result() is True  # SKIP LOCKED shares work
-                return
-            assert not waiting.done()
-            held_first.close()  # the first dispatcher's process ends
-            assert await asyncio.wait_for(waiting, 10) is True
+        try:
+            assert await first.acquire(stop, "first") is True
+            waiting = asyncio.create_task(second.acquire(stop, "second"))
+            await asyncio.sleep(0.5)
+            assert not waiting.done(), "two dispatchers held the lock"
+            await first.release()  # the first dispatcher's process ends
+            assert await asyncio.wait_for(waiting, 30) is True
+        finally:
+            stop.set()
+            await first.release()
+            await second.release()
 
-    async def test_stopping_while_waiting(self, app: FastAPI, dialect: str):
-        if dialect == "postgresql":
-            return
-        first = Dispatcher(app.state.engine, app.state.secret_box)
-        second = Dispatcher(app.state.engine, app.state.secret_box)
+    async def test_workers_share_on_postgresql(self, app: FastAPI, dialect: str):
+        if dialect != "postgresql":
+            pytest.skip("SQLite allows one dispatcher per database, worker or not")
+        first, second = lock(app, exclusive=False), lock(app, exclusive=False)
+        stop = asyncio.Event()
+        try:
+            assert await first.acquire(stop, "first") is True
+            # SKIP LOCKED shares the work: no lock to wait for.
+            assert await asyncio.wait_for(second.acquire(stop, "second"), 5) is True
+        finally:
+            await first.release()
+            await second.release()
+
+    async def test_stopping_while_waiting(self, app: FastAPI):
+        first = lock(app, exclusive=True)
+        second = Dispatcher(app.state.engine, app.state.secret_box, exclusive=True)
         stop_first, stop_second = asyncio.Event(), asyncio.Event()
-        with contextlib.ExitStack() as held_first:
-            assert await first._single_dispatcher_lock(stop_first, held_first)
+        try:
+            assert await first.acquire(stop_first, "first")
             waiting = asyncio.create_task(second.run(stop_second))
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.3)
             stop_second.set()
             await asyncio.wait_for(waiting, 10)
-            assert second.delivered_count == 0
+            assert second.delivered_count == 0 and second.looks == 0
+        finally:
+            await first.release()

@@ -1,4 +1,5 @@
-"""The SQL that differs between SQLite and PostgreSQL for bulk loading.
+"""The SQL that differs between SQLite and PostgreSQL: bulk loading, notifications and
+the dispatcher's advisory lock.
 
 Everything else runs unchanged on both; this module is the one place to look
 when a statement must be spelled per database.
@@ -66,3 +67,24 @@ async def continue_sequences(conn: AsyncConnection | AsyncSession, tables: Seque
         next_value = last + 1 if called else last
         if highest >= next_value:
             await conn.execute(select(func.setval(seq, highest, True)))
+
+
+async def notify(session: AsyncSession, channel: str) -> None:
+    """``NOTIFY channel`` in the session's transaction: PostgreSQL delivers it to the
+    channel's listeners when (and only if) the transaction commits, once however often
+    it was sent. SQLite has no notifications: nothing to send."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(select(func.pg_notify(channel, "")))
+
+
+def asyncpg_connect_args(url: str) -> dict[str, Any]:
+    """What SQLAlchemy's asyncpg dialect passes to ``asyncpg.connect`` for ``url``: a
+    connection of our own (a LISTEN, a session-level advisory lock) outside any pool."""
+    from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
+    from sqlalchemy.engine import make_url
+
+    _, params = asyncpg_dialect().create_connect_args(make_url(url))
+    for adapter_only in ("prepared_statement_cache_size", "prepared_statement_name_func",
+                         "async_creator_fn"):
+        params.pop(adapter_only, None)
+    return dict(params)

@@ -3,33 +3,42 @@
 Runs inside `cloudadmin serve` and as `cloudadmin worker`. Work is claimed with short
 leases taken under ``FOR UPDATE SKIP LOCKED`` (PostgreSQL), so any number of workers
 share it without publishing one subscription's events concurrently; on SQLite one
-dispatcher per database is enforced with a file lock. Each subscription is served by
-one lane at a time, in id order, and several lanes run side by side, so a dead or slow
-broker or webhook holds up only its own subscription. AMQP and webhook subscriptions
-are two queues (their own deliveries and states) served by the same machinery.
+dispatcher per database is enforced with a file lock, and on PostgreSQL one per
+`serve` (whatever its ``--workers``) with an advisory lock (events/single.py). Each
+subscription is served by one lane at a time, in id order, and several lanes run side
+by side, so a dead or slow broker or webhook holds up only its own subscription. AMQP
+and webhook subscriptions are two queues (their own deliveries and states) served by
+the same machinery.
+
+Idle lanes do not poll: they wait for the doorbell, which one task (the waker) rings
+when the outbox may have work (a ring wakes one lane; one that finds work wakes the
+next). It rings on a wake-up (events/wakeup.py: PostgreSQL's
+NOTIFY, a commit in this process, a lane's failure), and when the earliest backoff or
+lease comes due; and, as a fallback for writes that could not wake it, after a while:
+``idle_poll_seconds`` while LISTENing, else a poll that backs off from
+``poll_seconds`` to ``idle_backoff_max_seconds``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import random
 import socket
 import uuid
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, exists, or_, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cloudadmin.db.dialect import upsert
+from cloudadmin.db.engine import autocommit_engine
 from cloudadmin.db.models import (
     AmqpSubscription,
     DeliveryState,
@@ -42,8 +51,11 @@ from cloudadmin.db.models import (
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import BrokerPool, PublishError
+from cloudadmin.events.failure_log import FailureLog
 from cloudadmin.events.mail import MailError, MailSender
+from cloudadmin.events.single import DispatcherLock
 from cloudadmin.events.user_actions import published_record
+from cloudadmin.events.wakeup import Listener, subscribe_local
 from cloudadmin.events.webhooks import WebhookError, WebhookSender
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
@@ -97,6 +109,32 @@ WEBHOOK = Queue("webhook", WebhookSubscription, WebhookDelivery, WebhookDelivery
                 _webhook_settings_of)
 
 
+class Doorbell:
+    """Wakes one idle lane per ring; a lane that a ring woke and that found work rings
+    again, so lanes join one after another while there is work for them, and a single
+    event costs one extra look, not one per lane. A lane notes ``generation`` before it
+    looks for work and does not wait if a ring came meanwhile: none is missed."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def ring(self) -> None:
+        self.generation += 1
+        while self._waiting:
+            lane = self._waiting.popleft()
+            if not lane.done():  # not cancelled
+                lane.set_result(None)
+                return
+
+    async def wait(self, since: int) -> None:
+        if self.generation != since:
+            return
+        woken = asyncio.get_running_loop().create_future()
+        self._waiting.append(woken)
+        await woken
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -109,13 +147,20 @@ class Dispatcher:
         lease_seconds: float = 60.0,
         worker_id: str | None = None,
         outbound: Outbound | None = None,
+        idle_poll_seconds: float = 30.0,
+        idle_backoff_max_seconds: float = 5.0,
+        exclusive: bool = False,
     ) -> None:
         self.engine = engine
         self.sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # Looking at the outbox without a transaction (on SQLite: without the write lock).
+        self.reader = autocommit_engine(engine)
         self.secret_box = secret_box
         self.lanes = lanes
         self.batch_size = batch_size
         self.poll_seconds = poll_seconds
+        self.idle_poll_seconds = idle_poll_seconds
+        self.idle_backoff_max_seconds = max(idle_backoff_max_seconds, poll_seconds)
         self.lease = timedelta(seconds=lease_seconds)
         # A batch is abandoned (and retried) long before its lease could run out, so
         # no other worker ever takes over a subscription that is still publishing.
@@ -127,76 +172,161 @@ class Dispatcher:
         self.brokers = BrokerPool(self.outbound)
         self.webhooks = WebhookSender(self.outbound)
         self.mail = MailSender(secret_box, self.outbound)
+        self.failures = FailureLog(log)
         self._skip_locked = engine.dialect.name == "postgresql"
+        # Inside `serve` (several processes of one service): one dispatcher among them.
+        self.lock = DispatcherLock(engine, exclusive=exclusive)
+        self.bell = Doorbell()  # the delivery lanes'
+        self.mail_bell = Doorbell()
+        self._wake = asyncio.Event()  # set: look at the outbox now
+        self._found_work = False
+        self.looks = 0  # times the waker rang (tests and benchmarks read it)
+        self.listener: Listener | None = None  # while running on PostgreSQL
 
     # ---- running ---------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
-        with contextlib.ExitStack() as held:
-            if not await self._single_dispatcher_lock(stop, held):
-                return  # stopped while another process was the dispatcher
-            await self._run_lanes(stop)
+        try:
+            while not stop.is_set():
+                if not await self.lock.acquire(stop, self.worker_id):
+                    return  # stopped while another process was the dispatcher
+                log.info("dispatcher %s started", self.worker_id)
+                await self._run_lanes(stop)
+                if self.lock.lost.is_set() and not stop.is_set():
+                    log.error("dispatcher %s lost its lock (database connection); "
+                              "stopped its lanes until it holds it again", self.worker_id)
+        finally:
+            await self.lock.release()
+            await self.brokers.close()
+            await self.webhooks.close()
 
     async def _run_lanes(self, stop: asyncio.Event) -> None:
+        listener = self.listener = (Listener(self.lock.url, self._wake)
+                                    if self.engine.dialect.name == "postgresql" else None)
+        unsubscribe = subscribe_local(self._wake)
+        tasks = [asyncio.create_task(self._lane(self.deliver_once, self.bell))
+                 for _ in range(self.lanes)]
+        tasks.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
+        tasks.append(asyncio.create_task(self._housekeeping(stop)))
+        tasks.append(asyncio.create_task(self._waker(stop, listener)))
         try:
-            tasks = [asyncio.create_task(self._amqp_lane(stop)) for _ in range(self.lanes)]
-            tasks.append(asyncio.create_task(self._mail_lane(stop)))
-            tasks.append(asyncio.create_task(self._housekeeping(stop)))
-            await stop.wait()
+            ended = asyncio.create_task(stop.wait())
+            lost = asyncio.create_task(self.lock.lost.wait())
+            await asyncio.wait([ended, lost], return_when=asyncio.FIRST_COMPLETED)
+            ended.cancel()
+            lost.cancel()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             log.info("dispatcher %s stopping; delivered %d events",
                      self.worker_id, self.delivered_count)
         finally:
-            await self.brokers.close()
-            await self.webhooks.close()
+            unsubscribe()
+            if listener is not None:
+                await listener.close()
 
-    async def _single_dispatcher_lock(
-        self, stop: asyncio.Event, held: contextlib.ExitStack
-    ) -> bool:
-        """On SQLite, wait until this process holds the database's dispatcher lock (kept
-        open in ``held``); False when stopped first. Other databases need no lock."""
-        if self.engine.dialect.name != "sqlite":
-            return True
-        database = make_url(str(self.engine.url)).database or ":memory:"
-        if database == ":memory:":
-            return True
-        handle = held.enter_context(
-            Path(f"{database}.dispatcher.lock").open("a")  # noqa: ASYNC230, SIM115
-        )
-        while not stop.is_set():
+    async def _lane(self, work: Callable[[], Awaitable[bool]], bell: Doorbell) -> None:
+        """Works while there is work, then waits for the doorbell."""
+        woken = False
+        while True:
+            seen = bell.generation
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:  # another process dispatches; take over if it dies
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 5)
-        return False
-
-    async def _idle(self, stop: asyncio.Event) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), self.poll_seconds)
-
-    async def _amqp_lane(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                worked = await self.deliver_once()
+                worked = await work()
             except Exception:
                 log.exception("dispatcher lane failed; retrying")
                 worked = False
-            if not worked:
-                await self._idle(stop)
+            if worked:
+                self._found_work = True
+                if woken:
+                    bell.ring()  # there may be more: the next idle lane looks too
+                woken = False
+            else:
+                await bell.wait(seen)
+                woken = True
 
-    async def _mail_lane(self, stop: asyncio.Event) -> None:
+    def _ring(self) -> None:
+        self.looks += 1
+        self.bell.ring()
+        self.mail_bell.ring()
+
+    async def _waker(self, stop: asyncio.Event, listener: Listener | None) -> None:
+        """Rings the doorbell when the outbox may have work: on a wake-up, when a backoff
+        or lease comes due, and at the fallback poll. Without notifications (SQLite, or
+        the LISTEN connection down) that poll starts at ``poll_seconds`` and doubles
+        while nothing turns up, up to ``idle_backoff_max_seconds``."""
+        backoff = self.poll_seconds
+        woken = True  # look once at start
         while not stop.is_set():
+            if listener is not None and await listener.ensure():
+                woken = True  # notifications may have been missed while not listening
+            self._wake.clear()
+            if woken:
+                self._ring()
             try:
-                worked = await self.send_mail_once()
-            except Exception:
-                log.exception("mail lane failed; retrying")
-                worked = False
-            if not worked:
-                await self._idle(stop)
+                due = await self.next_due()
+            except Exception:  # the database is away: let the lanes try (and log)
+                log.debug("dispatcher could not look at the outbox", exc_info=True)
+                due = utcnow()
+            now = utcnow()
+            if not woken and due is not None and due <= now:
+                self._ring()
+            listening = listener is not None and listener.healthy
+            timeout = self.idle_poll_seconds if listening else backoff
+            if due is not None and due > now:
+                timeout = min(timeout, (due - now).total_seconds() + 0.01)
+            woken = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+                woken = True
+            if woken or self._found_work:
+                backoff = self.poll_seconds
+            else:
+                backoff = min(backoff * 2, self.idle_backoff_max_seconds)
+            self._found_work = False
+
+    def wake(self) -> None:
+        """Look at the outbox now (a lane scheduled a retry, for instance)."""
+        self._wake.set()
+
+    async def next_due(self) -> datetime | None:
+        """When the outbox next has work for this dispatcher: now (or earlier) when it has
+        some, the earliest backoff or lease end otherwise, None when nothing is owed. One
+        statement, outside any transaction."""
+        now = utcnow()
+        parts = []
+        for queue in (AMQP, WEBHOOK):
+            state, delivery = queue.state, queue.delivery
+            pending = exists().where(delivery.subscription_id == state.subscription_id,
+                                     delivery.delivered.is_(False))
+            free = or_(state.lease_until.is_(None), state.lease_until < now)
+            parts += [
+                # Deliveries of a subscription the dispatcher has no state for yet.
+                select(delivery.id).where(
+                    delivery.delivered.is_(False),
+                    ~exists().where(state.subscription_id == delivery.subscription_id),
+                ).limit(1).scalar_subquery(),
+                select(state.subscription_id).where(
+                    pending, free,
+                    or_(state.next_attempt_at.is_(None), state.next_attempt_at <= now),
+                ).limit(1).scalar_subquery(),
+                select(func.min(state.next_attempt_at)).where(pending, free).scalar_subquery(),
+                select(func.min(state.lease_until)).where(pending, ~free).scalar_subquery(),
+            ]
+        unsent = MailMessage.sent.is_(False)
+        mail_free = or_(MailMessage.lease_until.is_(None), MailMessage.lease_until < now)
+        parts += [
+            select(func.min(MailMessage.next_attempt_at))
+            .where(unsent, mail_free).scalar_subquery(),
+            select(func.min(MailMessage.lease_until))
+            .where(unsent, ~mail_free).scalar_subquery(),
+        ]
+        async with self.reader.connect() as conn:
+            row = (await conn.execute(select(*parts))).one()
+        amqp, webhook, mail = row[0:4], row[4:8], row[8:10]
+        if any(q[0] is not None or q[1] is not None for q in (amqp, webhook)):
+            return now
+        times = [t for t in (*amqp[2:], *webhook[2:], *mail) if t is not None]
+        return min(times, default=None)
 
     async def _housekeeping(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -369,9 +499,12 @@ class Dispatcher:
             delay = backoff_seconds(state.attempts)
             state.next_attempt_at = utcnow() + timedelta(seconds=delay)
             state.last_error = error
-        log.warning("%s subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
-                    queue.name, sid, state.attempts, delay, error,
-                    extra={"subscription_id": sid, "attempts": state.attempts})
+        self.wake()  # the waker sleeps until this retry is due
+        self.failures.warning(
+            (queue.name, sid), error,
+            "%s subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
+            queue.name, sid, state.attempts, delay, error,
+            extra={"subscription_id": sid, "attempts": state.attempts})
 
     async def _release(self, sid: int, queue: Queue = AMQP) -> None:
         async with self.sessions() as session, session.begin():
@@ -505,5 +638,7 @@ class Dispatcher:
             row.attempts += 1
             row.last_error = error
             row.next_attempt_at = utcnow() + timedelta(seconds=backoff_seconds(row.attempts))
-        log.warning("mail %s to reseller %s failed (attempt %s): %s",
-                    mail_id, row.reseller_id, row.attempts, error)
+        self.wake()
+        self.failures.warning(("mail", row.reseller_id), error,
+                              "mail %s to reseller %s failed (attempt %s): %s",
+                              mail_id, row.reseller_id, row.attempts, error)

@@ -21,6 +21,7 @@ from cloudadmin.db.models import (
     NotificationSetting,
 )
 from cloudadmin.db.types import utcnow
+from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound, OutboundRefused
 from cloudadmin.kit.timeparse import isoformat_z
@@ -92,6 +93,7 @@ async def enqueue(
         sent=False,
     )
     session.add(message)
+    await outbox_written(session)
     return message
 
 

@@ -25,6 +25,7 @@ from cloudadmin.db.models import (
     WebhookSubscription,
 )
 from cloudadmin.db.types import utcnow
+from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.redact import redact
 from cloudadmin.kit.timeparse import isoformat_z
 
@@ -143,6 +144,8 @@ async def record(
             [{"event_id": event.id, "subscription_id": sid, "delivered": False}
              for sid in webhooks],
         )
+    if subscriptions or webhooks:
+        await outbox_written(session)  # the dispatcher is woken when this commits
     return event
 
 

@@ -23,6 +23,8 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         lanes=lanes or settings.dispatcher_lanes, poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
         batch_size=settings.dispatcher_batch_size, outbound=Outbound.from_settings(settings),
+        idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
+        idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

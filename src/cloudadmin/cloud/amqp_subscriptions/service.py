@@ -29,6 +29,7 @@ from cloudadmin.db.models import DeliveryState
 from cloudadmin.errors import Conflict, NotFound, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.kit.redact import mask_url_password
@@ -178,3 +179,4 @@ async def _retry_now(session: AsyncSession, subscription_id: int) -> None:
         .where(DeliveryState.subscription_id == subscription_id)
         .values(attempts=0, next_attempt_at=None, last_error=None)
     )
+    await outbox_written(session)

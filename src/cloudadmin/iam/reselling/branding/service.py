@@ -16,6 +16,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import PermissionDenied, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.iam.reselling.branding import blobs, images, repository
 from cloudadmin.iam.reselling.branding.schemas import (
     MAIL_PASSWORD_MASK,
@@ -124,6 +125,7 @@ async def replace(
             .where(MailMessage.reseller_id == reseller.id, MailMessage.sent.is_(False))
             .values(attempts=0, next_attempt_at=utcnow())
         )
+        await outbox_written(session)
     await session.flush()
     await _record(session, actor, reseller, "update", body.model_dump(mode="json"))
     return present(reseller.id, branding, url_for)
