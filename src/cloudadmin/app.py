@@ -32,9 +32,11 @@ from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web import docs_pages
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
+from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.proxies import TrustedProxyMiddleware
 from cloudadmin.web.turns import Turns
 
@@ -104,6 +106,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Account, Billing and Cloud Administration API.",
         lifespan=lifespan,
+        # /docs and /redoc are docs_pages' own, with no asset from outside the service.
+        docs_url=None,
+        redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
     app.state.engine = create_engine(settings)
@@ -117,6 +123,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)
+    app.include_router(docs_pages.router)
+    app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
     for router in API_ROUTERS:
         app.include_router(router)
 
