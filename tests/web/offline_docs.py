@@ -31,7 +31,8 @@ PAGES = {"docs": "/docs", "redoc": "/redoc"}
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1280,1000",
+    "--disable-dev-shm-usage", "--disable-features=AutofillServerCommunication",
+    "--enable-logging=stderr", "--hide-scrollbars", "--window-size=1280,1000",
     # Virtual time runs ahead while the page is idle and waits while it loads: the budget is
     # how much page time the scripts get to fetch /openapi.json and render, not wall time.
     "--virtual-time-budget=20000",
@@ -88,6 +89,7 @@ def render(chromium_path: str, out: Path, name: str, path: str, screenshot: bool
     if done.returncode != 0:
         sys.exit(f"chromium failed on {url} ({done.returncode}):\n{done.stderr[-4000:]}")
     (out / f"{name}.dom.html").write_text(done.stdout)
+    (out / f"{name}.console.txt").write_text(done.stderr)
     if screenshot:
         shot = chromium(chromium_path, out / f"profile-{name}-shot",
                         f"--screenshot={out / f'{name}.png'}", url)

@@ -98,7 +98,6 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
 
 def operation_id(route: APIRoute) -> str:
     """FastAPI's generate_unique_id_function: the route's id from OPERATION_IDS."""
-    ids = {OPERATION_IDS.get((method, route.path_format)) for method in route.methods}
-    if len(ids) == 1 and None not in ids:
-        return ids.pop()  # type: ignore[return-value]
-    return generate_unique_id(route)
+    ids = {OPERATION_IDS.get((method, route.path_format)) for method in route.methods or ()}
+    found = ids.pop() if len(ids) == 1 else None
+    return found or generate_unique_id(route)
