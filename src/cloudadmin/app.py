@@ -36,9 +36,11 @@ from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability import exposition
 from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
+from cloudadmin.web import docs_pages
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
+from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.proxies import TrustedProxyMiddleware
 from cloudadmin.web.turns import Turns
 
@@ -133,6 +135,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Account, Billing and Cloud Administration API.",
         lifespan=lifespan,
+        # /docs and /redoc are docs_pages' own, with no asset from outside the service.
+        docs_url=None,
+        redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
     app.state.engine = create_engine(settings)
@@ -149,6 +155,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health)
     if settings.metrics_enabled:
         app.include_router(exposition.router)
+    app.include_router(docs_pages.router)
+    app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
     for router in API_ROUTERS:
         app.include_router(router)
 

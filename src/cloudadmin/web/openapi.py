@@ -47,6 +47,15 @@ _BODY_ERRORS = {
 _CHANGE_ERRORS = {
     "409": "The change conflicts with existing data or a concurrent change",
 }
+# Operations whose service refuses a change that conflicts with existing data (a 409 with
+# the field in `errors`), by operationId (web/operation_ids.py): their 409 says which.
+_CONFLICTS = {
+    "create_user": "A user with this email already exists (`errors.email`)",
+    "update_user": "Another user already has this email (`errors.email`)",
+    "create_client_user": "A user with this email already exists (`errors.username`)",
+    "create_seller": "A seller with this email already exists (`errors.email`)",
+    "update_seller": "Another seller already has this email (`errors.email`)",
+}
 # POST: a repeated Idempotency-Key with another request.
 _POST_ERRORS = {
     "422": "The Idempotency-Key was used with another request",
@@ -62,6 +71,8 @@ def _errors_of(method: str, op: dict[str, Any]) -> dict[str, str]:
         errors |= _BODY_ERRORS
     if method in _CHANGES:
         errors |= _CHANGE_ERRORS
+    if op.get("operationId") in _CONFLICTS:
+        errors["409"] = f"{_CONFLICTS[op['operationId']]}; or a concurrent change conflicted"
     if method == "post":
         errors |= _POST_ERRORS
     return dict(sorted(errors.items()))

@@ -1,0 +1,103 @@
+"""Every operation's `operationId`: `<verb>_<resource>`, the method names of the provider's SDK.
+
+Where the provider's Python SDK has the operation, the id is its resource and method
+(`client.cloud.load_balancers.listeners.list` -> `list_listeners`, `client.iam.users.get` ->
+`get_user`); where it has not, the same pattern with this API's own resource name. Code
+generators turn these ids into method names, so they are short, stable and unique. A route
+missing here gets FastAPI's long generated id, and tests/web/test_operation_ids.py, which
+lists every operation's id, fails until it is added.
+"""
+
+from __future__ import annotations
+
+from fastapi.routing import APIRoute
+from fastapi.utils import generate_unique_id
+
+OPERATION_IDS: dict[tuple[str, str], str] = {
+    ("GET", "/healthz"): "get_health",
+    ("GET", "/readyz"): "get_readiness",
+    # iam: accounts (SDK: iam.get_account_overview)
+    ("GET", "/iam/clients"): "list_clients",
+    ("GET", "/iam/clients/me"): "get_account_overview",
+    ("GET", "/iam/clients/{clientId}"): "get_client",
+    ("PATCH", "/iam/clients/{clientId}"): "update_client",
+    ("DELETE", "/iam/clients/{clientId}"): "delete_client",
+    # iam: users (SDK: iam.users)
+    ("POST", "/iam/users"): "create_user",
+    ("GET", "/iam/users"): "list_users",
+    ("GET", "/iam/users/{userId}"): "get_user",
+    ("PATCH", "/iam/users/{userId}"): "update_user",
+    ("DELETE", "/iam/users/{userId}"): "delete_user",
+    # iam: a user's membership of one client account
+    ("POST", "/iam/clients/{clientId}/client-users/create"): "create_client_user",
+    ("GET", "/iam/clients/{clientId}/client-users/{userId}"): "get_client_user",
+    ("PUT", "/iam/clients/{clientId}/client-users/{userId}"): "update_client_user",
+    ("DELETE", "/iam/clients/{clientId}/client-users/{userId}"): "delete_client_user",
+    # iam: sellers
+    ("POST", "/iam/admin/sellers"): "create_seller",
+    ("GET", "/iam/admin/sellers"): "list_sellers",
+    ("GET", "/iam/admin/sellers/{sellerId}"): "get_seller",
+    ("PATCH", "/iam/admin/sellers/{sellerId}"): "update_seller",
+    ("DELETE", "/iam/admin/sellers/{sellerId}"): "delete_seller",
+    # iam: reseller branding
+    ("GET", "/iam/reselling/settings"): "get_branding_settings",
+    ("PUT", "/iam/reselling/settings"): "update_branding_settings",
+    ("POST", "/iam/reselling/settings/upload"): "upload_branding_files",
+    ("GET", "/iam/reselling/files/{name}"): "get_branding_file",
+    # iam: reseller notification settings
+    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings"):
+        "list_notification_settings",
+    ("POST", "/iam/reselling/resellers/{resellerId}/notification_settings"):
+        "create_notification_setting",
+    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings/"
+            "{notificationSettingsId}"): "get_notification_setting",
+    ("PATCH", "/iam/reselling/resellers/{resellerId}/notification_settings/"
+              "{notificationSettingsId}"): "update_notification_setting",
+    ("DELETE", "/iam/reselling/resellers/{resellerId}/notification_settings/"
+               "{notificationSettingsId}"): "delete_notification_setting",
+    # iam: activity log
+    ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
+    ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
+    # iam: API tokens (SDK: iam.api_tokens)
+    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens",
+    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token",
+    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
+    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
+    # billing
+    ("GET", "/billing/org/v1/addendums"): "list_addendums",
+    ("GET", "/billing/org/v1/addendums/{id}"): "get_addendum",
+    # cloud: load-balancer listeners (SDK: cloud.load_balancers.listeners)
+    ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}"): "list_listeners",
+    ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "get_listener",
+    ("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"):
+        "update_listener",
+    # cloud: snapshot lifecycle policies (SDK: cloud.snapshot_schedules)
+    ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"): "list_snapshot_schedules",
+    ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}"):
+        "get_snapshot_schedule",
+    # cloud: Kubernetes price preview
+    ("POST", "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters"):
+        "preview_k8s_cluster_price",
+    # cloud: users
+    ("GET", "/cloud/v1/users"): "list_cloud_users",
+    # cloud: user actions (SDK: cloud.audit_logs) and their subscriptions
+    ("GET", "/cloud/v1/user_actions"): "list_audit_logs",
+    ("POST", "/cloud/v1/user_actions/subscribe_amqp"): "create_amqp_subscription",
+    ("POST", "/cloud/v1/user_actions/subscribe_amqp_test"): "test_amqp_subscription",
+    ("POST", "/cloud/v1/user_actions/unsubscribe_amqp"): "delete_amqp_subscription",
+    ("GET", "/cloud/v1/user_actions/amqp_subscriptions_list"): "list_amqp_subscriptions",
+    ("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
+        "get_amqp_subscription",
+    ("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
+        "update_amqp_subscription",
+    ("POST", "/cloud/v1/user_actions/subscribe"): "create_webhook_subscription",
+    ("POST", "/cloud/v1/user_actions/unsubscribe"): "delete_webhook_subscription",
+    ("GET", "/cloud/v1/user_actions/subscriptions_list"): "list_webhook_subscriptions",
+}
+
+
+def operation_id(route: APIRoute) -> str:
+    """FastAPI's generate_unique_id_function: the route's id from OPERATION_IDS."""
+    ids = {OPERATION_IDS.get((method, route.path_format)) for method in route.methods or ()}
+    found = ids.pop() if len(ids) == 1 else None
+    return found or generate_unique_id(route)
