@@ -209,12 +209,17 @@ def _load_demo(settings: Settings, host: str, port: int) -> None:
 @app.command()
 def worker(
     lanes: Annotated[int | None, typer.Option(min=1, max=64, help="Parallel deliveries.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(
+        min=1, max=65535, help="Serve this worker's Prometheus metrics on this port "
+        "(CLOUDADMIN_WORKER_METRICS_PORT).")] = None,
 ) -> None:
     """Deliver events and e-mails (as `serve` does unless CLOUDADMIN_RUN_DISPATCHER=false)."""
     from cloudadmin.events.worker import run_worker
     from cloudadmin.logs import configure
 
     settings = _settings(wait=True)
+    if metrics_port is not None:
+        settings = settings.model_copy(update={"worker_metrics_port": metrics_port})
     configure(settings)
     _migrate(settings)
     asyncio.run(run_worker(settings, lanes=lanes))

@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     # writes its metric values. `serve` sets a fresh one per start; set it to choose where.
     prometheus_multiproc_dir: Path | None = Field(
         default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
+    # `cloudadmin worker` has no API: when set, it serves its own metrics (deliveries,
+    # failures, mails) in Prometheus text format on this port, at any path.
+    worker_metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    worker_metrics_host: str = "127.0.0.1"
 
     # --- Start-up and shutdown ---
     # Seconds `serve`, `worker` and `migrate` wait for a database that does not answer

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import insert
@@ -17,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
+from tests.cli.test_serve import free_port
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
@@ -145,3 +147,27 @@ class TestTwoWorkers:
             line = next(ln for ln in text.splitlines() if "delivered" in ln and "stopping" in ln)
             shares.append(int(line.rsplit("delivered", 1)[1].split()[0]))
         assert sum(shares) == len(expected) and min(shares) > 0, shares
+
+
+class TestWorkerMetrics:
+    async def test_a_worker_serves_its_delivery_counts(
+        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
+        settings: Settings, tmp_path: Path,
+    ):
+        account = await make_client(session)
+        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        expected = await owe_events(session, [sub.id], 3)
+        port = free_port()
+        worker = start_worker(settings, tmp_path, "metrics",
+                              CLOUDADMIN_WORKER_METRICS_PORT=str(port))
+        try:
+            assert await wait_for(
+                lambda: {m.message_id for m in inbox.received} >= expected, 90
+            ), "events not delivered"
+            async with httpx.AsyncClient() as http:
+                scrape = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+        finally:
+            stop(worker)
+        assert 'cloudadmin_event_deliveries_total{kind="amqp"} 3.0' in scrape, scrape
+        assert "cloudadmin_mail_failures_total 0.0" in scrape

@@ -30,6 +30,13 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if settings.worker_metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        # A thread of prometheus_client's: scrapes never wait behind deliveries.
+        start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host)
+        log.info("worker metrics on http://%s:%d/metrics", settings.worker_metrics_host,
+                 settings.worker_metrics_port)
     log.info("worker %s started", dispatcher.worker_id)
     try:
         await _stopped_within(asyncio.create_task(dispatcher.run(stop)), stop,
