@@ -1,4 +1,4 @@
-"""A load document (data-import.md) with N addendums over a realistic landscape.
+"""A load document (docs/import.md) with N addendums over a realistic landscape.
 
 10,000 accounts by default: 20 resellers, the rest common clients (9 in 10 under a
 reseller), a skewed number of addendums per client, products, plans and statuses

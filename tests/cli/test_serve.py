@@ -18,7 +18,7 @@ from tests.importer.documents import EXAMPLE
 
 pytestmark = pytest.mark.slow
 
-# The example of data-import.md.
+# The example load document (docs/import.md).
 DOCUMENT = EXAMPLE
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-# The example of data-import.md, verbatim.
+# The example load document of the load format's first description, verbatim.
 EXAMPLE: dict[str, Any] = {
     "clients": [
         {"id": 1000, "email": "ops@acme.example", "companyName": "Acme Hosting",

@@ -1,4 +1,4 @@
-"""load_document: semantics of data-import.md on SQLite and PostgreSQL."""
+"""load_document: semantics of the load format (docs/import.md) on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who may touch what under /cloud (access.md, operations 14-18).
+"""Who may touch what under /cloud (docs/access.md).
 
 A ``{project_id}`` path is scoped by the account that owns the project: only that
 account's users (and operators) see it; for anyone else the project does not exist

@@ -1,7 +1,6 @@
 """One model per kind of record in an import document (docs/import.md).
 
-Field names are the wire names of api-description.md; defaults are those of
-data-import.md. Models are strict (a JSON string is not an integer, "true" is not
+Field names are the API's wire names; defaults are those docs/import.md lists. Models are strict (a JSON string is not an integer, "true" is not
 a boolean) and forbid unknown keys, so typos fail at their JSON pointer.
 """
 
@@ -354,7 +353,7 @@ class Schedule(Record):
     user_id: int | None = None
     retention_time: RetentionTime | None = None
     resource_name_template: str | None = None
-    # cron: crontab-like fields, strings as in the spec ("*/2", "0,30", "mon")
+    # cron: crontab-like fields, strings as in the API ("*/2", "0,30", "mon")
     minute: str | None = None
     hour: str | None = None
     day: str | None = None

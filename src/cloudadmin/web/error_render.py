@@ -1,4 +1,4 @@
-"""The one renderer of error bodies (errors.md)."""
+"""The one renderer of error bodies (docs/errors.md)."""
 
 from __future__ import annotations
 

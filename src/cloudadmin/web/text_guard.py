@@ -1,4 +1,4 @@
-"""Refuses text no database can store, before any handler sees it (errors.md).
+"""Refuses text no database can store, before any handler sees it (docs/errors.md).
 
 PostgreSQL cannot store NUL (U+0000) in text, and no UTF-8 database can store an
 unpaired surrogate (U+D800..U+DFFF, which JSON can spell ``"\\ud800"``). Field rules

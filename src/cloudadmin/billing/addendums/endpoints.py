@@ -1,4 +1,4 @@
-"""GET /billing/org/v1/addendums (operation 13) and one addendum by id."""
+"""GET /billing/org/v1/addendums  and one addendum by id."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ def in_list(column: Any, name: str, dialect: str) -> ColumnElement[bool]:
 
 
 def _scope(kind: str) -> list[ColumnElement[bool]]:
-    """What the caller may see (access.md, operation 13).
+    """What the caller may see (docs/access.md).
 
     ``reseller-walk``: the reseller's condition written so that no index can serve it
     (``col + 0``), for a reseller who sees a large share of the table: walking the

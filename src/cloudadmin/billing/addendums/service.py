@@ -1,4 +1,4 @@
-"""Addendum listing (operation 13), scoped per access.md."""
+"""Addendum listing , scoped per docs/access.md."""
 
 from __future__ import annotations
 

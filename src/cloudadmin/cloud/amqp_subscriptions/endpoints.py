@@ -1,4 +1,4 @@
-"""AMQP subscriptions: subscribe, unsubscribe, read, list, update (operation 18)."""
+"""AMQP subscriptions: subscribe, unsubscribe, read, list, update ."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """AMQP subscriptions: one per account. Any user of the account reads it (masked);
-its administrators (and operators) subscribe, update and unsubscribe (access.md row 18).
+its administrators (and operators) subscribe, update and unsubscribe (docs/access.md).
 """
 
 from __future__ import annotations

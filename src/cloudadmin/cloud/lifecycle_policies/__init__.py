@@ -1,1 +1,1 @@
-"""Snapshot lifecycle policies: read (operation 15)."""
+"""Snapshot lifecycle policies: read ."""

@@ -1,4 +1,4 @@
-"""GET /cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id} (operation 15)."""
+"""GET /cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id} ."""
 
 from __future__ import annotations
 

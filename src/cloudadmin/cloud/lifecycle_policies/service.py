@@ -1,4 +1,4 @@
-"""Lifecycle policies: any user of the owning account reads (access.md row 15)."""
+"""Lifecycle policies: any user of the owning account reads (docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Load balancer listeners: read, list and rename (operation 14)."""
+"""Load balancer listeners: read, list and rename ."""

@@ -1,4 +1,4 @@
-"""Listeners: GET list, GET one, PATCH rename (operation 14)."""
+"""Listeners: GET list, GET one, PATCH rename ."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Listeners: any user of the owning account reads, administrators and engineers
-rename (access.md row 14); a listener locked by a task cannot be renamed."""
+rename (docs/access.md); a listener locked by a task cannot be renamed."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Kubernetes cluster price preview (operation 16) and the price catalogue."""
+"""Kubernetes cluster price preview  and the price catalogue."""

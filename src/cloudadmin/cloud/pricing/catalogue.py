@@ -1,6 +1,6 @@
 """The price catalogue: per region, hourly prices as exact decimals.
 
-Rows are written by ``cloudadmin load`` (data-import.md ``prices``) or by
+Rows are written by ``cloudadmin load`` (the load format's ``prices`` (docs/import.md)) or by
 :func:`load_prices_file` at start; a region without a row prices nothing.
 """
 
@@ -75,7 +75,7 @@ Percent = Annotated[Decimal, BeforeValidator(_amount), Field(le=100)]
 
 
 class PriceFileRecord(BaseModel):
-    """One region's prices, exactly as data-import.md ``prices``."""
+    """One region's prices, exactly as the load format's ``prices`` (docs/import.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -164,7 +164,7 @@ async def load_prices_file(
 ) -> int:
     """Loads a prices JSON file into the catalogue in one transaction.
 
-    The file holds a list of data-import.md ``prices`` records, or a document with a
+    The file holds a list of the load format's ``prices`` (docs/import.md) records, or a document with a
     ``prices`` key. Existing regions' catalogues are replaced, others are kept.
     Returns the number of catalogues written; raises :class:`PriceFileError`
     (nothing written) when the file is unreadable or a record is wrong.

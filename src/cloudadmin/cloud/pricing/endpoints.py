@@ -1,4 +1,4 @@
-"""POST /cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters (operation 16)."""
+"""POST /cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire shapes of the Kubernetes cluster price preview (operation 16)."""
+"""Wire shapes of the Kubernetes cluster price preview ."""
 
 from __future__ import annotations
 

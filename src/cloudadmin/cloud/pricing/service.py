@@ -1,4 +1,4 @@
-"""Kubernetes cluster price preview: any user of the owning account (access.md row 16).
+"""Kubernetes cluster price preview: any user of the owning account (docs/access.md).
 
 Arithmetic (docs/cloud.md):
 

@@ -1,4 +1,4 @@
-"""The user-action log, scoped like the rest of the service (access.md).
+"""The user-action log, scoped like the rest of the service (docs/access.md).
 
 Operators see every account's actions; a reseller its own account's and its clients'
 (the actions it may also receive over AMQP with ``receive_child_client_events``); any

@@ -1,1 +1,1 @@
-"""Cloud users: the caller's account users (operation 17)."""
+"""Cloud users: the caller's account users ."""

@@ -1,4 +1,4 @@
-"""GET /cloud/v1/users (operation 17)."""
+"""GET /cloud/v1/users ."""
 
 from __future__ import annotations
 

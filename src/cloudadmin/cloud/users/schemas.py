@@ -1,4 +1,4 @@
-"""Wire shapes of cloud users (operation 17)."""
+"""Wire shapes of cloud users ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cloud users: the users of the caller's own account (access.md row 17)."""
+"""Cloud users: the users of the caller's own account (docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Webhook subscriptions: one per account, as the AMQP one. Any user of the account
 lists it (the secret header masked); its administrators (and operators, for their own
-account) subscribe and unsubscribe (access.md row 18)."""
+account) subscribe and unsubscribe (docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /iam/activity_log/requests (operation 12) and one of them by id."""
+"""GET /iam/activity_log/requests  and one of them by id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire shapes of the activity log (operation 12)."""
+"""Wire shapes of the activity log ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Activity log listing and reading one entry, scoped per access.md."""
+"""Activity log listing and reading one entry, scoped per docs/access.md."""
 
 from __future__ import annotations
 

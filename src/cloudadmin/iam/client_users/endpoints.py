@@ -1,4 +1,4 @@
-"""POST /iam/clients/{clientId}/client-users/create (operation 3); a user's group in an
+"""POST /iam/clients/{clientId}/client-users/create ; a user's group in an
 account: GET, PUT, DELETE /iam/clients/{clientId}/client-users/{userId}."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
     ITEM, response_model=UserGroup, name="get_client_user_role", summary="Get user's group",
     description="The user's group in the account (`user_role` is left out for a user in "
     "no group). Anyone who sees the account.",
-    responses={404: {"description": "User is not found in the specified account."}},
+    responses={404: {"description": "User is not found in the APIified account."}},
 )
 async def get_client_user_role(
     clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller  # noqa: N803

@@ -1,4 +1,4 @@
-"""Wire shapes of a client user: its creation (operation 3) and its group."""
+"""Wire shapes of a client user: its creation  and its group."""
 
 from __future__ import annotations
 

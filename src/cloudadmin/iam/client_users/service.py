@@ -1,4 +1,4 @@
-"""POST /iam/clients/{clientId}/client-users/create (operation 3, access.md row 3)."""
+"""POST /iam/clients/{clientId}/client-users/create (docs/access.md)."""
 
 from __future__ import annotations
 

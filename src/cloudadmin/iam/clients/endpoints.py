@@ -1,4 +1,4 @@
-"""PATCH and DELETE /iam/clients/{clientId} (operation 1); reading accounts: GET
+"""PATCH and DELETE /iam/clients/{clientId} ; reading accounts: GET
 /iam/clients, /iam/clients/me and /iam/clients/{clientId}."""
 
 from __future__ import annotations

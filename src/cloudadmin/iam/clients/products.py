@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# The order of the `capabilities` enum in the spec.
+# The order of the `capabilities` enum in the API.
 PRODUCTS: tuple[str, ...] = ("CDN", "STORAGE", "STREAMING", "DNS", "DDOS", "CLOUD")
 # serviceStatuses keys, in the order the spec lists them.
 SERVICE_KEYS: tuple[str, ...] = ("CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING")

@@ -1,7 +1,7 @@
 """Reading accounts: GET /iam/clients, /iam/clients/{clientId}, /iam/clients/me.
 
 Who may read what (docs/iam.md, "Reading accounts"): one account follows the same
-visibility as PATCH (access.md: operator any, reseller itself and its clients, anyone
+visibility as PATCH (docs/access.md: operator any, reseller itself and its clients, anyone
 else its own account); the list is the reseller's operation, so client administrators
 and members get 403 before anything is read.
 """

@@ -1,4 +1,4 @@
-"""Wire shapes of the Client (account) resource and of its PATCH body (operation 1)."""
+"""Wire shapes of the Client (account) resource and of its PATCH body ."""
 
 from __future__ import annotations
 

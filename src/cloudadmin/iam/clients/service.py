@@ -1,4 +1,4 @@
-"""Client accounts: presentation and the partial update (operation 1, access.md row 1)."""
+"""Client accounts: presentation and the partial update (docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sellers: operators manage any, resellers their own (access.md)."""
+"""Sellers: operators manage any, resellers their own (docs/access.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /iam/users (operation 2); the account's users: list, read, PATCH, DELETE."""
+"""POST /iam/users ; the account's users: list, read, PATCH, DELETE."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire shapes of users: creation (operation 2), the User resource, its list and PATCH."""
+"""Wire shapes of users: creation , the User resource, its list and PATCH."""
 
 from __future__ import annotations
 

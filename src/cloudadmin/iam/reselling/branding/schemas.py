@@ -38,7 +38,7 @@ Domain = Annotated[str, AfterValidator(_hostname)]
 
 
 def _text_of_bool(value: Any) -> Any:
-    """showStatusPage is a string in the spec; a JSON boolean is taken as its text."""
+    """showStatusPage is a string on the wire; a JSON boolean is taken as its text."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return value

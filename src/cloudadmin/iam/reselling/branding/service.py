@@ -1,4 +1,4 @@
-"""Branding settings of the caller's reseller account (access.md rows 7-8)."""
+"""Branding settings of the caller's reseller account (docs/access.md)."""
 
 from __future__ import annotations
 

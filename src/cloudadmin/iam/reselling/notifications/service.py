@@ -1,4 +1,4 @@
-"""Notification settings of one reseller (access.md rows 9-11): operator, or the reseller
+"""Notification settings of one reseller (docs/access.md): operator, or the reseller
 whose id it is; another reseller's id is a 404."""
 
 from __future__ import annotations
