@@ -62,7 +62,8 @@ class Settings(BaseSettings):
     # Uploaded branding files; default <data_dir>/blobs. Several machines must share it
     # (a network file system), like they share the database.
     blob_dir: Path | None = None
-    # A prices file (`prices` records of the load format, docs/import.md) loaded into the catalogue at start.
+    # A prices file (`prices` records of the load format, docs/import.md) loaded into the
+    # catalogue at start.
     prices_file: Path | None = None
     # The events dispatcher runs inside `serve` unless turned off (then run `worker`s).
     run_dispatcher: bool = True

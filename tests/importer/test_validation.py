@@ -1,4 +1,4 @@
-"""Field rules of the API's wire format (docs/import.md), reported at JSON pointers; nothing is written."""
+"""Field rules of the wire format (docs/import.md), at JSON pointers; nothing is written."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """One model per kind of record in an import document (docs/import.md).
 
-Field names are the API's wire names; defaults are those docs/import.md lists. Models are strict (a JSON string is not an integer, "true" is not
-a boolean) and forbid unknown keys, so typos fail at their JSON pointer.
+Field names are the API's wire names; defaults are those docs/import.md lists.
+Models are strict (a JSON string is not an integer, "true" is not a boolean) and
+forbid unknown keys, so typos fail at their JSON pointer.
 """
 
 from __future__ import annotations

@@ -164,8 +164,8 @@ async def load_prices_file(
 ) -> int:
     """Loads a prices JSON file into the catalogue in one transaction.
 
-    The file holds a list of the load format's ``prices`` (docs/import.md) records, or a document with a
-    ``prices`` key. Existing regions' catalogues are replaced, others are kept.
+    The file holds a list of ``prices`` records of the load format (docs/import.md),
+    or a document with a ``prices`` key. Existing regions' catalogues are replaced, others are kept.
     Returns the number of catalogues written; raises :class:`PriceFileError`
     (nothing written) when the file is unreadable or a record is wrong.
     """
