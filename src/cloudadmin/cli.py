@@ -7,11 +7,14 @@ import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from cloudadmin.config import Settings, get_settings
+
+if TYPE_CHECKING:
+    from cloudadmin.demo.local_services import LocalServices
 
 T = TypeVar("T")
 
@@ -172,19 +175,18 @@ def _load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None
     from cloudadmin.demo.local_services import find_local_services
     from cloudadmin.kit.crypto import SecretBox
 
-    services = find_local_services(settings)
-
     async def run() -> DemoStart:
         engine = create_engine(settings)
         try:
             return await start_demo(engine, SecretBox(settings.resolved_secret_key()),
-                                    _describe(settings), reset=reset, services=services)
+                                    _describe(settings), reset=reset,
+                                    probe=lambda: find_local_services(settings))
         finally:
             await engine.dispose()
 
     started = _run_demo_step(run())
-    if started.seeded:
-        _echo_local_services(settings, services)
+    if started.services is not None:
+        _echo_local_services(settings, started.services)
         typer.echo("demo landscape loaded; one API key per kind of caller:")
     else:
         typer.echo(f"demo landscape kept as it is (seeded {started.made_at:%Y-%m-%d %H:%M} "
@@ -201,10 +203,9 @@ def _load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None
     )
 
 
-def _echo_local_services(settings: Settings, services: object) -> None:
-    from cloudadmin.demo.local_services import LocalServices, amqp_address, smtp_address
+def _echo_local_services(settings: Settings, services: LocalServices) -> None:
+    from cloudadmin.demo.local_services import amqp_address, smtp_address
 
-    assert isinstance(services, LocalServices)
     amqp_host, amqp_port = amqp_address(settings.demo_amqp_url)
     if services.amqp_url:
         typer.echo(f"demo: client 2001's AMQP subscription publishes to the broker at "

@@ -28,6 +28,7 @@ from sqlalchemy import select, text
 from cloudadmin.config import Settings
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
+from cloudadmin.demo.local_services import amqp_address, listening, smtp_address
 from tests.importer.documents import EXAMPLE
 
 pytestmark = pytest.mark.slow
@@ -370,3 +371,30 @@ class TestInstallStamp:
         assert self.stamp(tmp_path, "write") == 0
         (tmp_path / "requirements.lock").write_text("fastapi==0.115.0\n")
         assert self.stamp(tmp_path, "check") == 1  # a lock file appeared
+
+
+class TestProbeAddresses:
+    @pytest.mark.parametrize(("value", "address"), [
+        ("127.0.0.1:1025", ("127.0.0.1", 1025)),
+        ("[::1]:2525", ("::1", 2525)),
+        ("::1", ("::1", 25)),
+        ("mail.localhost", ("mail.localhost", 25)),
+    ])
+    def test_smtp_server(self, value: str, address: tuple[str, int]):
+        assert smtp_address(value) == address
+
+    @pytest.mark.parametrize(("url", "address"), [
+        ("amqp://guest:guest@127.0.0.1:5672/%2F", ("127.0.0.1", 5672)),
+        ("amqp://guest:guest@127.0.0.1/%2F", ("127.0.0.1", 5672)),
+        ("amqps://u:p@[::1]/vh", ("::1", 5671)),
+    ])
+    def test_amqp_url(self, url: str, address: tuple[str, int]):
+        assert amqp_address(url) == address
+
+    def test_listening(self):
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            assert listening("127.0.0.1", server.getsockname()[1])
+        host, port = closed_address().split(":")
+        assert not listening(host, int(port))

@@ -16,6 +16,7 @@ stored value is as useless as a stored mail password.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -60,8 +61,9 @@ class DemoStart:
     """What a start did: seeded (and with what) or kept; the keys to print."""
 
     keys: dict[str, str]
-    seeded: bool
     made_at: datetime
+    # What the probe found when this start seeded; None: the data was kept.
+    services: LocalServices | None
     # Kinds whose key no longer authenticates (revoked, expired or replaced via the API).
     invalid: frozenset[str] = field(default_factory=frozenset)
 
@@ -107,10 +109,13 @@ async def start_demo(
     where: str,
     *,
     reset: bool,
-    services: LocalServices,
+    probe: Callable[[], LocalServices],
 ) -> DemoStart:
     """Seeds an empty database (or, with ``reset``, the demo's own anew); otherwise finds
-    the demo's keys again. One transaction: a failed seed leaves nothing behind."""
+    the demo's keys again. One transaction: a failed seed leaves nothing behind.
+
+    ``probe`` looks for a local broker and mail server; it runs only when seeding, since
+    a kept landscape keeps its destinations."""
     async with create_sessionmaker(engine)() as session, session.begin():
         conn = await session.connection()
         found = await survey(conn)
@@ -120,16 +125,17 @@ async def start_demo(
             mark = await session.get(InstanceMark, DEMO_MARK)
             assert mark is not None
             keys = _open_keys(box, mark.value)
-            return DemoStart(keys, seeded=False, made_at=mark.created_at,
+            return DemoStart(keys, made_at=mark.created_at, services=None,
                              invalid=await _invalid_kinds(session, keys))
         if found.state is State.demo:
             await _wipe(session)
+        services = probe()
         document, keys = build_demo(amqp_url=services.amqp_url, smtp=services.smtp)
         await load_document(session, document, box)
         now = utcnow()
         session.add(InstanceMark(name=DEMO_MARK, value=box.encrypt(json.dumps(keys)),
                                  created_at=now))
-    return DemoStart(keys, seeded=True, made_at=now)
+    return DemoStart(keys, made_at=now, services=services)
 
 
 def _open_keys(box: SecretBox, value: str) -> dict[str, str]:
