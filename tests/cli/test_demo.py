@@ -259,6 +259,20 @@ class TestRestart:
             assert status(second.base, second.keys["client_member"]) == 401
 
 
+    def test_a_changed_secret_key_asks_for_reset(
+        self, demo_env: dict[str, str], data_dir: Path, tmp_path: Path
+    ):
+        with demo(demo_env, tmp_path / "logs") as first:
+            pass
+        (data_dir / "secret.key").write_text("another-secret-key")
+        done = serve_demo_expecting_exit(demo_env)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "cannot be decrypted" in done.stderr and "--reset" in done.stderr
+        with demo(demo_env, tmp_path / "logs", "--reset") as reset:
+            assert reset.keys["operator"] != first.keys["operator"]
+            assert status(reset.base, reset.keys["operator"]) == 200
+
+
 class TestReset:
     def test_starts_over_with_new_keys_and_the_old_ones_fail(
         self, demo_env: dict[str, str], tmp_path: Path
