@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cloudadmin.config import Settings, get_settings
+from cloudadmin.config import Settings
 from cloudadmin.startup import StartupError
 
 
@@ -109,6 +108,9 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     demo: Annotated[bool, typer.Option(help="Load the demo landscape and print keys.")] = False,
+    reset: Annotated[
+        bool, typer.Option(help="With --demo: wipe what the demo made and seed it anew.")
+    ] = False,
 ) -> None:
     """Migrate the schema, then serve the API."""
     import uvicorn
@@ -116,13 +118,23 @@ def serve(
     from cloudadmin.logs import log_config
     from cloudadmin.observability.multiproc import share_metrics
 
+    if reset and not demo:
+        typer.echo("error: --reset goes with --demo", err=True)
+        raise typer.Exit(2)
+    if demo:
+        from cloudadmin.demo.command import demo_environment
+        from cloudadmin.startup import load_settings
+
+        # Before the settings are checked: the demo's database is its own demo.db.
+        demo_environment(load_settings())
     # share_metrics first: before anything imports prometheus_client.
     settings = share_metrics(_settings(wait=True))
+    if demo:
+        settings = _prepare_demo(settings)
     typer.echo(f"database: {_describe(settings)}", err=True)
     _migrate(settings)
     if demo:
-        _allow_loopback_for_demo(settings)
-        _load_demo(settings, host, port)
+        _load_demo(settings, host, port, reset=reset)
     if settings.prices_file is not None:
         _load_prices(settings, settings.prices_file)
     _sigterm_exits_0()
@@ -172,38 +184,19 @@ def _load_prices(settings: Settings, path: Path) -> None:
     typer.echo(f"prices loaded from {path}: {regions} region(s)", err=True)
 
 
-DEMO_OUTBOUND_ALLOW = "127.0.0.0/8,::1"
+def _prepare_demo(settings: Settings) -> Settings:
+    """The demo's settings (its own database file, loopback allowed); refuses, before
+    anything is written, a database holding data the demo did not make."""
+    from cloudadmin.demo.command import prepare_demo
+
+    return prepare_demo(settings)
 
 
-def _allow_loopback_for_demo(settings: Settings) -> None:
-    """The demo's brokers and mail servers are on this machine (a local RabbitMQ, a test
-    SMTP server), which the service refuses by default: unless CLOUDADMIN_OUTBOUND_ALLOW
-    is set, the demo allows loopback."""
-    if settings.outbound_allow:
-        return
-    # The app is built from the settings anew (by uvicorn, in this process or in worker
-    # processes), so the allow-list goes where they are read from.
-    os.environ["CLOUDADMIN_OUTBOUND_ALLOW"] = DEMO_OUTBOUND_ALLOW
-    get_settings.cache_clear()
-    typer.echo(f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
-               f"{DEMO_OUTBOUND_ALLOW})", err=True)
+def _load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
+    """Seeds the demo once (anew with ``reset``), or keeps it; prints its keys."""
+    from cloudadmin.demo.command import load_demo
 
-
-def _load_demo(settings: Settings, host: str, port: int) -> None:
-    from cloudadmin.demo.landscape import build_demo
-    from cloudadmin.importer.command import load_into
-
-    document, keys = build_demo()
-    asyncio.run(load_into(settings, document))
-    typer.echo("demo landscape loaded; one API key per kind of caller:")
-    width = max(len(kind) for kind in keys)
-    for kind, token in keys.items():
-        typer.echo(f"  {kind:<{width}}  {token}")
-    some = keys.get("reseller") or next(iter(keys.values()))
-    typer.echo(
-        f"try: curl -H 'Authorization: apikey {some}' "
-        f"http://{host}:{port}/iam/activity_log/requests"
-    )
+    load_demo(settings, host, port, reset=reset)
 
 
 @app.command()

@@ -124,6 +124,14 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: int = Field(default=30, ge=0, le=3600)
 
     # --- Demo ---
+    # Set by `serve --demo` for itself and the processes it starts: the embedded default
+    # database is <data_dir>/demo.db, never the user's cloudadmin.db.
+    demo: bool = False
+    # Where the demo looks, when it seeds, for a local broker and a local mail server
+    # (a short TCP connect each); the demo's subscription and mail server point there when
+    # something listens, and at nothing otherwise.
+    demo_amqp_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
+    demo_smtp_server: str = "127.0.0.1:1025"
 
     # --- Dispatcher wake-up ---
     # PostgreSQL: the dispatcher LISTENs for the outbox's NOTIFY and wakes at once; it
@@ -155,7 +163,11 @@ class Settings(BaseSettings):
     def effective_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite+aiosqlite:///{self.data_dir / 'cloudadmin.db'}"
+        return f"sqlite+aiosqlite:///{self.data_dir / self.embedded_database_file}"
+
+    @property
+    def embedded_database_file(self) -> str:
+        return "demo.db" if self.demo else "cloudadmin.db"
 
     @property
     def uses_embedded_default(self) -> bool:

@@ -3,6 +3,10 @@
 The document is built in code (not kept as JSON) so its API keys can be fresh
 on every call while every id stays fixed; everything else follows from the seed.
 Ids of different kinds are far apart so a wrong id in a request stands out.
+
+The AMQP subscription and the reseller's mail server point only at what the caller
+found listening on this machine (demo/local_services.py), never at names that do not
+resolve: a destination that can never be reached fills the log with failures forever.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ PROJECTS = {2001: 11, 2002: 12}
 REGION = 76
 ADDENDUMS = 300
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+# Exists on every RabbitMQ: bind a queue to it with routing key "cloudadmin" to watch.
+DEMO_EXCHANGE = "amq.topic"
+DEMO_ROUTING_KEY = "cloudadmin"
 
 
 def _iso(value: datetime) -> str:
@@ -32,8 +39,14 @@ def _key(key_id: int) -> str:
     return f"{key_id}_{secrets.token_urlsafe(32)}"
 
 
-def build_demo(seed: int = 7) -> tuple[dict[str, Any], dict[str, str]]:
-    """The document and, per kind of caller, the API key token to send."""
+def build_demo(
+    seed: int = 7, *, amqp_url: str | None = None, smtp: tuple[str, int] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The document and, per kind of caller, the API key token to send.
+
+    ``amqp_url``: the broker of client 2001's subscription (none without it); ``smtp``:
+    host and port of the reseller's mail server (plain SMTP, no login; none without it).
+    """
     rng = random.Random(seed)
     keys = {
         "operator": _key(1),
@@ -61,7 +74,7 @@ def build_demo(seed: int = 7) -> tuple[dict[str, Any], dict[str, str]]:
             {"id": 502, "email": "sam.sales@acme.example", "full_name": "Sam Sales",
              "reseller": RESELLER, "date_joined": "2024-03-15T14:30:00Z"},
         ],
-        "branding": [_branding()],
+        "branding": [_branding(smtp)],
         "notification_settings": [
             {"id": 301, "reseller": RESELLER, "notification_type": "deletion_request",
              "email": "privacy@acme.example"},
@@ -77,11 +90,10 @@ def build_demo(seed: int = 7) -> tuple[dict[str, Any], dict[str, str]]:
         "lifecycle_policies": _policies(),
         "prices": [_prices()],
         "amqp_subscriptions": [
-            {"id": 401, "client": 2001,
-             "connection_string": "amqps://shop:broker-pass@mq.shop.example:5671/events",
-             "exchange": "user-actions", "routing_key": "cloudadmin",
+            {"id": 401, "client": 2001, "connection_string": amqp_url,
+             "exchange": DEMO_EXCHANGE, "routing_key": DEMO_ROUTING_KEY,
              "receive_child_client_events": False},
-        ],
+        ] if amqp_url else [],
         "addendums": _addendums(rng),
     }  # fmt: skip
     return document, keys
@@ -133,7 +145,8 @@ def _users() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _branding() -> dict[str, Any]:
+def _branding(smtp: tuple[str, int] | None) -> dict[str, Any]:
+    mail_server = {"tls": False, "host": smtp[0], "port": str(smtp[1])} if smtp else None
     return {
         "reseller": RESELLER,
         "domain": "acme.example",
@@ -145,10 +158,7 @@ def _branding() -> dict[str, Any]:
             "entryBaseDomain": "panel.acme.example", "fromEmail": "noreply@acme.example",
             "colors": {"header": "#1d3557", "primary": "#e63946", "headerText": "#f1faee"},
         },
-        "privateSettings": {
-            "mailServer": {"tls": True, "host": "smtp.acme.example", "port": "587",
-                           "login": "noreply@acme.example", "password": "demo-mail-password"},
-        },
+        "privateSettings": {"mailServer": mail_server},
     }  # fmt: skip
 
 

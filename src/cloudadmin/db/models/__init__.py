@@ -20,6 +20,7 @@ from cloudadmin.db.models.events import (
     UserActionResource,
 )
 from cloudadmin.db.models.idempotency import IdempotencyKey
+from cloudadmin.db.models.instance import InstanceMark
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 from cloudadmin.db.models.webhooks import (
@@ -41,6 +42,7 @@ __all__ = [
     "FailedLoginNotice",
     "Group",
     "IdempotencyKey",
+    "InstanceMark",
     "LifecyclePolicy",
     "MailMessage",
     "Listener",

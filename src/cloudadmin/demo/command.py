@@ -1,0 +1,128 @@
+"""`cloudadmin serve --demo`: the steps around the demo's database, and what it prints.
+
+The command line (cli.py) calls `prepare_demo` before the schema is migrated and
+`load_demo` after; the rules themselves are in demo/instance.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import typer
+from sqlalchemy.engine import make_url
+
+from cloudadmin.config import Settings, get_settings
+from cloudadmin.db.engine import create_engine
+from cloudadmin.demo.instance import DemoRefused, DemoStart, check_database, start_demo
+from cloudadmin.demo.local_services import (
+    LocalServices,
+    amqp_address,
+    find_local_services,
+    smtp_address,
+)
+from cloudadmin.kit.crypto import SecretBox
+
+T = TypeVar("T")
+
+DEMO_OUTBOUND_ALLOW = "127.0.0.0/8,::1"
+
+
+def prepare_demo(settings: Settings) -> Settings:
+    """The demo's settings (its own database file, loopback allowed), after refusing a
+    database that holds somebody else's data, before anything is written to it."""
+    demo_environment(settings)
+    settings = get_settings()
+    if settings.uses_embedded_default:
+        settings.ensure_data_dir()
+    _run_demo_step(_check_demo_database(settings))
+    return settings
+
+
+def demo_environment(settings: Settings) -> None:
+    """The app is built from the settings anew (by uvicorn, in this process or in worker
+    processes), so what the demo changes goes where they are read from.
+
+    CLOUDADMIN_DEMO: the embedded default database is demo.db, not the user's own
+    cloudadmin.db (an explicit CLOUDADMIN_DATABASE_URL is kept). The demo's brokers and
+    mail servers are on this machine, which the service refuses by default: unless
+    CLOUDADMIN_OUTBOUND_ALLOW is set, the demo allows loopback."""
+    os.environ["CLOUDADMIN_DEMO"] = "true"
+    if not settings.outbound_allow:
+        os.environ["CLOUDADMIN_OUTBOUND_ALLOW"] = DEMO_OUTBOUND_ALLOW
+        typer.echo(f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
+                   f"{DEMO_OUTBOUND_ALLOW})", err=True)
+    get_settings.cache_clear()
+
+
+def _run_demo_step(step: Coroutine[Any, Any, T]) -> T:
+    """Runs a demo step; a refusal is one line on stderr and exit status 1."""
+    try:
+        return asyncio.run(step)
+    except DemoRefused as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+async def _check_demo_database(settings: Settings) -> None:
+    engine = create_engine(settings)
+    try:
+        await check_database(engine, _describe(settings))
+    finally:
+        await engine.dispose()
+
+
+def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
+    """After migrating: seed (the first time, or anew with ``reset``) or keep, then print
+    one key per kind of caller (two fields a line: bench/fuzz.py reads them)."""
+
+    async def run() -> DemoStart:
+        engine = create_engine(settings)
+        try:
+            return await start_demo(engine, SecretBox(settings.resolved_secret_key()),
+                                    _describe(settings), reset=reset,
+                                    probe=lambda: find_local_services(settings))
+        finally:
+            await engine.dispose()
+
+    started = _run_demo_step(run())
+    if started.services is not None:
+        _echo_local_services(settings, started.services)
+        typer.echo("demo landscape loaded; one API key per kind of caller:")
+    else:
+        typer.echo(f"demo landscape kept as it is (seeded {started.made_at:%Y-%m-%d %H:%M} "
+                   "UTC; --reset starts over); one API key per kind of caller:")
+    keys = started.keys
+    width = max(len(kind) for kind in keys)
+    for kind, token in keys.items():
+        note = "  (no longer valid: revoked or expired)" if kind in started.invalid else ""
+        typer.echo(f"  {kind:<{width}}  {token}{note}")
+    some = keys.get("reseller") or next(iter(keys.values()))
+    typer.echo(
+        f"try: curl -H 'Authorization: apikey {some}' "
+        f"http://{host}:{port}/iam/activity_log/requests"
+    )
+
+
+def _echo_local_services(settings: Settings, services: LocalServices) -> None:
+    amqp_host, amqp_port = amqp_address(settings.demo_amqp_url)
+    if services.amqp_url:
+        typer.echo(f"demo: client 2001's AMQP subscription publishes to the broker at "
+                   f"{amqp_host}:{amqp_port} (exchange amq.topic, routing key cloudadmin)",
+                   err=True)
+    else:
+        typer.echo(f"demo: no broker at {amqp_host}:{amqp_port}: no AMQP subscription "
+                   "(CLOUDADMIN_DEMO_AMQP_URL)", err=True)
+    smtp_host, smtp_port = smtp_address(settings.demo_smtp_server)
+    if services.smtp:
+        typer.echo(f"demo: the reseller's mail goes to the SMTP server at "
+                   f"{smtp_host}:{smtp_port}", err=True)
+    else:
+        typer.echo(f"demo: no SMTP server at {smtp_host}:{smtp_port}: the reseller has no "
+                   "mail server (CLOUDADMIN_DEMO_SMTP_SERVER)", err=True)
+
+
+def _describe(settings: Settings) -> str:
+    return make_url(settings.effective_database_url).render_as_string(hide_password=True)
