@@ -6,6 +6,7 @@ import asyncio
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -29,14 +30,15 @@ from cloudadmin.db.engine import (
     create_sessionmaker,
 )
 from cloudadmin.errors import ApiError, ServiceUnavailable
+from cloudadmin.events import mail
+from cloudadmin.iam.activity_log import recorder
 from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
-from cloudadmin.observability import exposition
 from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
-from cloudadmin.web import docs_pages
+from cloudadmin.web import docs_pages, metrics_page
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
@@ -128,7 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         await app.state.throttle.close()
         await app.state.engine.dispose()
-        exposition.forget_this_process(settings)
+        metrics_page.forget_this_process(settings)
 
     app = FastAPI(
         title="cloudadmin",
@@ -150,11 +152,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.throttle = Throttle.from_settings(settings)
     app.state.secret_box = SecretBox(settings.resolved_secret_key())
     app.state.outbound = Outbound.from_settings(settings)
+    # Implementations from the layers above the ones that call them (docs/architecture.md,
+    # "Layers"): the activity log for ApiRoute, the failed-login mail for authentication.
+    app.state.request_log = recorder.record
+    app.state.note_failed_login = partial(mail.note_failed_login, app.state.sessionmaker)
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)
     if settings.metrics_enabled:
-        app.include_router(exposition.router)
+        app.include_router(metrics_page.router)
     app.include_router(docs_pages.router)
     app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
     for router in API_ROUTERS:

@@ -236,8 +236,8 @@ def apikey_create(
         "from now (30d, 12h, 2w). Default: never.")] = None,
 ) -> None:
     """Create an API key; the key is printed once, only its hash is stored."""
-    from cloudadmin.auth.keys import create_key
     from cloudadmin.db.types import utcnow
+    from cloudadmin.iam.api_tokens.command import create_key
     from cloudadmin.kit.timeparse import parse_expiry
 
     try:
@@ -259,7 +259,7 @@ def apikey_list(
     user: Annotated[int | None, typer.Option(help="Only the keys of this user.")] = None,
 ) -> None:
     """List API keys (never their secrets): id, user, name, created, expires, last use."""
-    from cloudadmin.auth.keys import format_table, list_keys
+    from cloudadmin.iam.api_tokens.command import format_table, list_keys
 
     settings = _settings()
     _migrate(settings)
@@ -272,7 +272,7 @@ def apikey_revoke(
     key_id: Annotated[int, typer.Argument(metavar="ID", help="Id of the key (before the _).")],
 ) -> None:
     """Revoke an API key: it stops authenticating at once."""
-    from cloudadmin.auth.keys import revoke
+    from cloudadmin.iam.api_tokens.command import revoke
 
     settings = _settings()
     _migrate(settings)

@@ -9,9 +9,10 @@ import pytest
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.billing.addendums import derive_row, fold
+from cloudadmin.billing.addendums import derive_row
 from cloudadmin.db.models import Addendum
 from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
+from cloudadmin.kit.caseless import fold
 from tests.billing.helpers import URL, addendum_row, at, ids_of, insert_addendums, listing
 from tests.factories import Landscape, auth, landscape, make_client, make_key, make_user
 

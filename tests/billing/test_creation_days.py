@@ -185,7 +185,7 @@ class TestCreationRangeCounts:
 def caller(superuser: bool = False, account_type: str = "common") -> Caller:
     return Caller(user_id=1, user_email="u@example.com", superuser=superuser,
                   group_ids=frozenset({1}), key_id=1, account_id=2, account_type=account_type,
-                  account_reseller_id=None, account_company_name="A")
+                  account_reseller_id=None)
 
 
 class TestDayRange:

@@ -11,10 +11,10 @@ from gcore.types.cloud.audit_log_entry import AuditLogEntry
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import Client, UserActionEvent
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.kit.timeparse import isoformat_z
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, make_listener
 from tests.factories import auth
@@ -48,7 +48,7 @@ async def act(
     caller = Caller(user_id=user_id, user_email=f"u{user_id}@example.com", superuser=False,
                     group_ids=frozenset({1}), key_id=7, account_id=account.id,
                     account_type=account.client_type,
-                    account_reseller_id=account.reseller_id, account_company_name="C")
+                    account_reseller_id=account.reseller_id)
     event = await user_actions.record(
         session, Actor(caller, ip, agent, "req"), action_type=action_type,
         api_group=api_group, resources=resources or [Resource("lblistener", "l-1", "web")],

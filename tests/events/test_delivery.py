@@ -11,12 +11,12 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import AmqpSubscription, DeliveryState, EventDelivery
 from cloudadmin.db.types import utcnow
 from cloudadmin.events import user_actions
 from cloudadmin.events.dispatcher import Dispatcher
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth
@@ -105,8 +105,7 @@ class TestDelivery:
 async def _child_event(session: AsyncSession, ls: Landscape) -> None:
     caller = Caller(user_id=1, user_email="u@example.com", superuser=False,
                     group_ids=frozenset({1}), key_id=1, account_id=ls.client_account.id,
-                    account_type="common", account_reseller_id=ls.reseller_account.id,
-                    account_company_name="C")
+                    account_type="common", account_reseller_id=ls.reseller_account.id)
     await user_actions.record(
         session, Actor(caller, "198.51.100.1", "t", "r"), action_type="update",
         api_group="client", resources=[Resource("client", ls.client_account.id)],

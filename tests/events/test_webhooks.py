@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     Client,
@@ -28,7 +28,7 @@ from cloudadmin.db.models import (
 from cloudadmin.db.types import utcnow
 from cloudadmin.events import user_actions
 from cloudadmin.events.dispatcher import Dispatcher
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.webhooks import COULD_NOT_CONNECT, REDIRECTED, TLS_FAILED
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
@@ -75,8 +75,7 @@ async def act(session: AsyncSession, account: Client, count: int = 1) -> list[st
     """``count`` user actions of ``account``, committed one by one; their event ids."""
     caller = Caller(user_id=1, user_email="u@example.com", superuser=False,
                     group_ids=frozenset({1}), key_id=1, account_id=account.id,
-                    account_type="common", account_reseller_id=account.reseller_id,
-                    account_company_name="C")
+                    account_type="common", account_reseller_id=account.reseller_id)
     ids = []
     for i in range(count):
         event = await user_actions.record(

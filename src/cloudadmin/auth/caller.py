@@ -29,7 +29,6 @@ class Caller:
     account_id: int
     account_type: str
     account_reseller_id: int | None
-    account_company_name: str
 
     @property
     def kind(self) -> CallerKind:
@@ -52,3 +51,13 @@ class Caller:
     @property
     def is_member(self) -> bool:
         return self.kind is CallerKind.member
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The caller plus what the request says about where it came from."""
+
+    caller: Caller
+    source_ip: str
+    user_agent: str
+    request_id: str

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.auth.apikey import parse_authorization
-from cloudadmin.auth.caller import Caller
-from cloudadmin.auth.service import RefusedKnownKey, authenticate
+from cloudadmin.auth.caller import Actor, Caller
+from cloudadmin.auth.service import RefusedKnownKey, authenticate, notice_due
 from cloudadmin.db.types import utcnow
-from cloudadmin.errors import TokenNotValid
-from cloudadmin.events.mail import note_failed_login, notice_due
-from cloudadmin.events.user_actions import Actor
+from cloudadmin.errors import ApiError, TokenNotValid
+
+
+class NoteFailedLogin(Protocol):
+    """Queues the failed-login notice of a known key, on a connection of its own.
+
+    The notice is a mail (events/mail.py), and events sit above auth: create_app hands
+    events.mail.note_failed_login over as ``app.state.note_failed_login``."""
+
+    async def __call__(self, *, key_id: int, account_id: int, source_ip: str) -> None: ...
+
 
 # Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
 _api_key_header = APIKeyHeader(
@@ -60,8 +68,9 @@ async def get_caller(
         # The lookup told when the key was last noticed: most refusals of a flood end
         # here, without a transaction of their own (at most one per key per interval).
         if isinstance(refused, RefusedKnownKey) and notice_due(refused.noticed_at, utcnow()):
-            await note_failed_login(
-                request.app.state.sessionmaker, key_id=refused.key_id,
+            note: NoteFailedLogin = request.app.state.note_failed_login
+            await note(
+                key_id=refused.key_id,
                 account_id=refused.account_id,
                 source_ip=request.client.host if request.client else "",
             )
@@ -72,6 +81,16 @@ async def get_caller(
 
 
 CurrentCaller = Annotated[Caller, Depends(get_caller)]
+
+
+async def presented_caller(conn: AsyncConnection, request: Request) -> Caller | None:
+    """The caller of a request refused before its key was checked (a body that does not
+    parse, text the database cannot store), if the key it presents is valid: such a
+    request is logged like any other."""
+    try:
+        return await authenticate(conn, parse_authorization(request.headers.get("authorization")))
+    except ApiError:
+        return None
 
 
 async def get_actor(request: Request, caller: CurrentCaller) -> Actor:

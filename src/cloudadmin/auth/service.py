@@ -27,6 +27,9 @@ _NO_KEY_HASH = hash_api_secret(0, secrets.token_urlsafe(32))
 # write per key per interval, whatever the number of requests or service processes.
 LAST_USAGE_INTERVAL = timedelta(minutes=1)
 
+# At most one failed-login notice per key per interval (events/mail.py queues it).
+FAILED_LOGIN_INTERVAL = timedelta(minutes=10)
+
 
 class RefusedKnownKey(TokenNotValid):
     """A key that exists was refused (wrong secret, deleted user): worth a notice."""
@@ -37,6 +40,11 @@ class RefusedKnownKey(TokenNotValid):
         self.account_id = account_id
         # When a failed-login notice was last queued for the key (events/mail.py).
         self.noticed_at = noticed_at
+
+
+def notice_due(last_sent_at: datetime | None, now: datetime) -> bool:
+    """Whether a failed-login notice may be queued for a key last noticed then."""
+    return last_sent_at is None or last_sent_at <= now - FAILED_LOGIN_INTERVAL
 
 
 # Built once: the key, its user, the user's account and group ids, and when a failed-
@@ -50,7 +58,7 @@ _LOOKUP = driver.Static(
         ApiKey.last_usage, ApiKey.role_id,
         User.id.label("user_id"), User.email, User.superuser, User.deleted, User.is_active,
         Client.id.label("account_id"), Client.client_type, Client.reseller_id,
-        Client.company_name, Client.deleted.label("account_deleted"),
+        Client.deleted.label("account_deleted"),
         FailedLoginNotice.last_sent_at, user_groups.c.group_id,
     )
     .join(User, User.id == ApiKey.user_id)
@@ -68,7 +76,7 @@ async def authenticate(conn: AsyncConnection, presented: PresentedKey) -> Caller
         secret_matches(presented.key_id, presented.secret, _NO_KEY_HASH)
         raise TokenNotValid(INVALID)
     (key_id, secret_hash, revoked, expires_at, last_usage, role_id, user_id, email, superuser,
-     deleted, is_active, account_id, client_type, reseller_id, company_name, account_deleted,
+     deleted, is_active, account_id, client_type, reseller_id, account_deleted,
      noticed_at, _) = rows[0]
     if not secret_matches(key_id, presented.secret, secret_hash):
         raise RefusedKnownKey(key_id, account_id, noticed_at)
@@ -92,7 +100,6 @@ async def authenticate(conn: AsyncConnection, presented: PresentedKey) -> Caller
         account_id=account_id,
         account_type=client_type,
         account_reseller_id=reseller_id,
-        account_company_name=company_name,
     )
 
 

@@ -40,10 +40,6 @@ class OwnedProject:
     reseller_id: int | None
 
 
-def is_account_user(caller: Caller, account_id: int) -> bool:
-    return caller.account_id == account_id
-
-
 async def visible_project(session: AsyncSession, caller: Caller, project_id: int) -> OwnedProject:
     """The project, if the caller is a user of its (live) owning account or an operator."""
     stmt = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 import aiosmtplib
@@ -13,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cloudadmin.auth.service import notice_due
 from cloudadmin.db.models import (
     Branding,
     Client,
@@ -28,7 +28,6 @@ from cloudadmin.kit.timeparse import isoformat_z
 
 log = logging.getLogger("cloudadmin.mail")
 
-FAILED_LOGIN_INTERVAL = timedelta(minutes=10)
 SMTP_TIMEOUT = 20.0
 
 # One reason per kind of failure, never the server's or the network's own words (they
@@ -109,11 +108,6 @@ async def enqueue_deletion_request(session: AsyncSession, account: Client, user_
     )
 
 
-def notice_due(last_sent_at: datetime | None, now: datetime) -> bool:
-    """Whether a failed-login mail may be queued for a key last noticed then."""
-    return last_sent_at is None or last_sent_at <= now - FAILED_LOGIN_INTERVAL
-
-
 async def note_failed_login(
     sessions: async_sessionmaker[AsyncSession], *, key_id: int, account_id: int, source_ip: str
 ) -> None:
@@ -121,7 +115,8 @@ async def note_failed_login(
     10 minutes (the limit is kept in the database, so it holds across processes).
 
     The caller must hold no pooled connection (auth/deps.py lets go of the request's
-    first): this opens one of its own."""
+    first): this opens one of its own. create_app hands it to auth/deps.py as
+    ``app.state.note_failed_login`` (auth sits below events)."""
     now = utcnow()
     try:
         async with sessions() as session, session.begin():

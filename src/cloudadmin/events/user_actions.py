@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import and_, false, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor
 from cloudadmin.db.models import (
     AmqpSubscription,
     EventDelivery,
@@ -28,16 +28,6 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.redact import redact
 from cloudadmin.kit.timeparse import isoformat_z
-
-
-@dataclass(frozen=True, slots=True)
-class Actor:
-    """The caller plus what the request says about where it came from."""
-
-    caller: Caller
-    source_ip: str
-    user_agent: str
-    request_id: str
 
 
 @dataclass(frozen=True, slots=True)

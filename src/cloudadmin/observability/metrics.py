@@ -3,7 +3,7 @@
 They are module-level, as prometheus_client expects: under `cloudadmin serve` every
 worker process writes its values to files in PROMETHEUS_MULTIPROC_DIR (set by `serve`
 before anything imports prometheus_client, see multiproc.py), and /metrics adds them up
-(exposition.py). Gauges that describe one process (its requests' turns at the pool)
+(web/metrics_page.py). Gauges that describe one process (its requests' turns at the pool)
 count only live processes (``livesum``): a worker that stops is forgotten.
 """
 

@@ -13,13 +13,13 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from cloudadmin.auth.deps import get_caller
+from cloudadmin.auth.deps import get_caller, presented_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
-from cloudadmin.iam.activity_log.recorder import build_entry, presented_caller, write_entry
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.request_log import RequestLog
 from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
@@ -132,9 +132,9 @@ class ApiRoute(APIRoute):
                     await idempotency.record(request, db, response)
                     if caller is not None:
                         # The log row rides in the request's own transaction.
-                        await write_entry(await db.connection(), await build_entry(
-                            request, caller, action, requested_at,
-                            response.status_code, reverted=False))
+                        log_request: RequestLog = request.app.state.request_log
+                        await log_request(await db.connection(), request, caller, action,
+                                          requested_at, response.status_code, reverted=False)
                     await db.commit()
                     committed = True
                 except Exception as exc:
@@ -180,8 +180,9 @@ async def _log_reverted(
             caller = await presented_caller(await db.connection(), request)
             if caller is None:
                 return
-        await write_entry(await db.connection(), await build_entry(
-            request, caller, action, requested_at, status, reverted=True))
+        log_request: RequestLog = request.app.state.request_log
+        await log_request(await db.connection(), request, caller, action, requested_at, status,
+                          reverted=True)
         await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")

@@ -1,5 +1,5 @@
 """Billing addendums: operation 13, GET /billing/org/v1/addendums."""
 
-from cloudadmin.billing.addendums.names import derive_row, fold
+from cloudadmin.billing.addendums.names import derive_row
 
-__all__ = ["derive_row", "fold"]
+__all__ = ["derive_row"]

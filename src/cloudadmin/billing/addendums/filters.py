@@ -27,9 +27,9 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums.creation_days import utc_day
-from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
 from cloudadmin.billing.addendums.tables import COUNTS, A, C
+from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.ordering import parse_ordering
 
 

@@ -1,29 +1,12 @@
-"""Caseless text matching that is the same on SQLite and PostgreSQL.
-
-Neither database folds case the same way (SQLite's ``lower()`` knows ASCII only;
-PostgreSQL's depends on the database's locale), so the folding is done here, in
-Python, once per write: the addendum table keeps folded copies of the names it is
-searched by, and a search compares folded text with folded text.
-"""
+"""The addendum table's caseless name copies (kit/caseless.py), for writers that bypass
+the ORM."""
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
-# Folded copies kept beside the names they are computed from.
-FOLDED_COLUMNS: dict[str, str] = {
-    "plan_name_folded": "plan_name",
-    "product_name_folded": "product_name",
-}
-
-
-def fold(text: str) -> str:
-    """Unicode caseless form: NFD, full case folding (``ß`` -> ``ss``), then NFC.
-
-    ``fold(a) in fold(b)`` is the "case-insensitive partial match" of the API.
-    """
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+from cloudadmin.db.models.billing import FOLDED_COLUMNS
+from cloudadmin.kit.caseless import fold
 
 
 def derive_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -39,16 +22,3 @@ def derive_row(row: dict[str, Any]) -> dict[str, Any]:
         if source in row and row[source] is not None:
             out[folded] = fold(row[source])
     return out
-
-
-def _default_from(source: str) -> Any:
-    def default(context: Any) -> str | None:
-        value = context.get_current_parameters().get(source)
-        return None if value is None else fold(value)
-
-    return default
-
-
-def column_default(folded: str) -> Any:
-    """SQLAlchemy column default computing ``folded`` from its source column on insert."""
-    return _default_from(FOLDED_COLUMNS[folded])

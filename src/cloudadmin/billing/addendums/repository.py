@@ -12,9 +12,9 @@ from sqlalchemy.sql.util import ClauseAdapter
 
 from cloudadmin.billing.addendums.creation_days import DayRange
 from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
-from cloudadmin.billing.addendums.names import fold
 from cloudadmin.billing.addendums.tables import COUNTS, DAYS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
+from cloudadmin.kit.caseless import fold
 
 # Order matters: service._out unpacks the row (with company_name last).
 PAGE_COLUMNS = (

@@ -6,13 +6,13 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.caller import Actor
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.amqp_subscriptions.schemas import AmqpSubscriptionCreate
 from cloudadmin.cloud.amqp_subscriptions.service import new_connection_string
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ValidationError
 from cloudadmin.events.amqp import BrokerPool, PublishError
-from cloudadmin.events.user_actions import Actor
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.kit.timeparse import isoformat_z
 

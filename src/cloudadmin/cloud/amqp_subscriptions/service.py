@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.amqp_subscriptions import repository
 from cloudadmin.cloud.amqp_subscriptions.connection import (
@@ -28,7 +28,7 @@ from cloudadmin.db.models import AmqpSubscription as SubscriptionRow
 from cloudadmin.db.models import DeliveryState
 from cloudadmin.errors import Conflict, NotFound, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound

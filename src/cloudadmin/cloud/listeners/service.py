@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.listeners import repository
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerStats, ListenerUser
 from cloudadmin.db.models import Listener as ListenerRow
 from cloudadmin.errors import Conflict, NotFound
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 
 _STATS = ("active_connections", "bytes_in", "bytes_out", "request_errors", "total_connections")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.webhook_subscriptions import repository
 from cloudadmin.cloud.webhook_subscriptions.destination import (
@@ -22,7 +22,7 @@ from cloudadmin.cloud.webhook_subscriptions.schemas import (
 from cloudadmin.db.models import WebhookSubscription as SubscriptionRow
 from cloudadmin.errors import Conflict, NotFound, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.kit.redact import MASK

@@ -7,10 +7,16 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from cloudadmin.billing.addendums.names import column_default
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
 from cloudadmin.db.types import BigIntId, UTCDateTime
+from cloudadmin.kit.caseless import folded_default
+
+# Folded copies kept beside the names they are computed from (kit/caseless.py).
+FOLDED_COLUMNS: dict[str, str] = {
+    "plan_name_folded": "plan_name",
+    "product_name_folded": "product_name",
+}
 
 
 class Addendum(Base):
@@ -33,12 +39,10 @@ class Addendum(Base):
     product_id: Mapped[int] = mapped_column(Integer)
     product_name: Mapped[str] = mapped_column(String(255))
     product_internal_name: Mapped[str] = mapped_column(String(50))
-    # Caseless copies for the name filters (billing.addendums.names.fold); filled on
-    # insert from the names, and by derive_row() for upserts.
-    plan_name_folded: Mapped[str] = mapped_column(Text, default=column_default("plan_name_folded"))
-    product_name_folded: Mapped[str] = mapped_column(
-        Text, default=column_default("product_name_folded")
-    )
+    # Caseless copies for the name filters (kit.caseless.fold); filled on insert from
+    # the names, and by billing.addendums.derive_row() for upserts.
+    plan_name_folded: Mapped[str] = mapped_column(Text, default=folded_default("plan_name"))
+    product_name_folded: Mapped[str] = mapped_column(Text, default=folded_default("product_name"))
 
     __table_args__ = (
         # a client's addendums in id order: a page of the largest client reads 25 entries.

@@ -12,12 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from cloudadmin.auth.apikey import parse_authorization
 from cloudadmin.auth.caller import Caller
-from cloudadmin.auth.service import authenticate
 from cloudadmin.db import driver
 from cloudadmin.db.models import ActivityLogEntry
-from cloudadmin.errors import ApiError
 from cloudadmin.kit.redact import redact, redact_query
 from cloudadmin.kit.storable import json_escape_surrogates, storable
 
@@ -54,16 +51,6 @@ def _query_text(request: Request) -> str:
     # The raw bytes, not request.url: a query string need not be UTF-8.
     query = request.scope.get("query_string", b"").decode("utf-8", "replace")
     return storable(redact_query(query))
-
-
-async def presented_caller(conn: AsyncConnection, request: Request) -> Caller | None:
-    """The caller of a request refused before its key was checked (a body that does not
-    parse, text the database cannot store), if the key it presents is valid: such a
-    request is logged like any other."""
-    try:
-        return await authenticate(conn, parse_authorization(request.headers.get("authorization")))
-    except ApiError:
-        return None
 
 
 async def build_entry(
@@ -106,3 +93,13 @@ async def write_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
     """One INSERT in the connection's transaction (a read's: on its own, on the driver
     connection; db/driver.py)."""
     await driver.fetch(conn, _INSERT, values)
+
+
+async def record(
+    conn: AsyncConnection, request: Request, caller: Caller, action: str,
+    requested_at: datetime, status_code: int, *, reverted: bool,
+) -> None:
+    """The request's log row, written (web/request_log.py's RequestLog: ApiRoute calls it
+    as ``app.state.request_log``)."""
+    await write_entry(conn, await build_entry(
+        request, caller, action, requested_at, status_code, reverted=reverted))

@@ -7,13 +7,13 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import GROUPS, ApiKey, User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotFound, PermissionDenied, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.api_tokens import repository
 from cloudadmin.iam.api_tokens.repository import TokenFilter
 from cloudadmin.iam.api_tokens.schemas import (
@@ -169,7 +169,7 @@ async def create_token(
     return ApiTokenCreated(**out.model_dump(), token=token)
 
 
-# --- shared with the command line (auth/keys.py), which acts as the operator ---------
+# --- shared with the command line (command.py), which acts as the operator ----------
 
 
 async def issue_key(

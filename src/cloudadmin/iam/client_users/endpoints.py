@@ -44,7 +44,7 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
     ITEM, response_model=UserGroup, name="get_client_user_role", summary="Get user's group",
     description="The user's group in the account (`user_role` is left out for a user in "
     "no group). Anyone who sees the account.",
-    responses={404: {"description": "User is not found in the APIified account."}},
+    responses={404: {"description": "User is not found in the specified account."}},
 )
 async def get_client_user_role(
     clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller  # noqa: N803

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import GROUPS, Client, User
 from cloudadmin.errors import NotFound, PermissionDenied
-from cloudadmin.events.user_actions import Actor
 from cloudadmin.iam.client_users.schemas import Role, UserGroup, UserGroupChange
 from cloudadmin.iam.client_users.service import invalid_role
 from cloudadmin.iam.clients import repository as accounts

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.caller import Actor
 from cloudadmin.db.models import GROUPS
 from cloudadmin.errors import Conflict, NotFound, PermissionDenied, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.client_users.schemas import ClientUser, ClientUserCreate, Role, UserRole
 from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.clients.service import NOT_FOUND

@@ -4,7 +4,7 @@ The accounts a caller may list are few next to the addendums (10,000 in the larg
 landscape), so the matching ids are read in order in one statement and the page is
 cut from them: the count is exact and an offset past the end is simply empty. Caseless
 text and the JSON filters are applied in Python to the rows that statement returns,
-so that they match the same on SQLite and PostgreSQL (billing.addendums.names.fold).
+so that they match the same on SQLite and PostgreSQL (kit/caseless.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from sqlalchemy import ColumnElement, exists, false, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums.names import fold
 from cloudadmin.db.models import Client, User
 from cloudadmin.iam.clients.query import NULL, ClientListQuery
+from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.ordering import parse_ordering
 
 CHUNK = 500  # ids per IN list: far below SQLite's limit on bound parameters

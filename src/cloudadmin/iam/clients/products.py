@@ -9,9 +9,6 @@ from typing import Any
 PRODUCTS: tuple[str, ...] = ("CDN", "STORAGE", "STREAMING", "DNS", "DDOS", "CLOUD")
 # serviceStatuses keys, in the order the spec lists them.
 SERVICE_KEYS: tuple[str, ...] = ("CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING")
-SERVICE_STATUSES: tuple[str, ...] = (
-    "new", "trial", "trialend", "active", "paused", "activating", "deleted",
-)
 NOT_STARTED = "new"
 
 

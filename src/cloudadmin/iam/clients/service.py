@@ -7,13 +7,13 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import Client as ClientRow
 from cloudadmin.db.models import User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 from cloudadmin.errors import NotFound, PermissionDenied, ValidationError
 from cloudadmin.events import mail, user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.clients import products, repository
 from cloudadmin.iam.clients.schemas import Client, ClientPatch, EmbeddedUser, GroupOut
 

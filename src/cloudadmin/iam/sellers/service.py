@@ -5,13 +5,13 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.caller import Actor, Caller, CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client
 from cloudadmin.db.models import Seller as SellerRow
 from cloudadmin.errors import Conflict, NotFound
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.sellers import repository
 from cloudadmin.iam.sellers.repository import SellerFilter

@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.caller import Actor, Caller, CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client, User
 from cloudadmin.errors import Conflict, NotFound, PermissionDenied
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.schemas import User as UserOut

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import CallerKind
+from cloudadmin.auth.caller import Actor, CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client, User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 from cloudadmin.errors import Conflict, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.clients import products
 from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.clients.service import COMPANY_TAKEN, embedded_user

@@ -165,7 +165,7 @@ def upgrade() -> None:
 def _fold_existing_rows() -> None:
     import unicodedata
 
-    def fold(text: str) -> str:  # frozen copy of cloudadmin.billing.addendums.names.fold
+    def fold(text: str) -> str:  # frozen copy of cloudadmin.kit.caseless.fold
         return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
     bind = op.get_bind()

@@ -10,12 +10,12 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import Branding, Client, MailMessage
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import PermissionDenied, ValidationError
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.iam.reselling.branding import blobs, images, repository
 from cloudadmin.iam.reselling.branding.schemas import (

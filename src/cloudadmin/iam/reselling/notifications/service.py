@@ -8,13 +8,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.caller import Actor, Caller, CallerKind
 from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client
 from cloudadmin.db.models import NotificationSetting as Row
 from cloudadmin.errors import NotFound
 from cloudadmin.events import user_actions
-from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.reselling.branding.repository import get_reseller
 from cloudadmin.iam.reselling.notifications import repository
 from cloudadmin.iam.reselling.notifications.schemas import (

@@ -3,7 +3,8 @@
 Counters and histograms come from every process of `serve` (files of the multiprocess
 directory) or from this process's memory. What the outbox holds is read from the
 database at scrape time: any worker answering a scrape sees the same rows, so those
-gauges are not kept per process.
+gauges are not kept per process. (In web/, not observability/: it reads the events'
+outbox, and the metrics it adds up are counted by layers below events.)
 """
 
 from __future__ import annotations

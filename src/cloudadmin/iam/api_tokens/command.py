@@ -1,7 +1,7 @@
 """API keys from the command line (`cloudadmin apikey create|list|revoke`).
 
-The CLI acts as the operator; it uses the service code of the API tokens
-(iam/api_tokens), so a key made or revoked here is the same as through the API.
+The CLI acts as the operator; it uses the service code of the API tokens (service.py),
+so a key made or revoked here is the same as through the API.
 """
 
 from __future__ import annotations
