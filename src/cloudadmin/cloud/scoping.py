@@ -18,8 +18,7 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.db.models import Client, Project
 from cloudadmin.db.models.accounts import ADMINISTRATORS, ENGINEERS
 from cloudadmin.errors import NotFound, PermissionDenied
-
-INT32_MAX = 2**31 - 1
+from cloudadmin.kit.ints import INT32_MAX
 
 ProjectId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Project ID")]
 RegionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Region ID")]

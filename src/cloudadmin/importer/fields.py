@@ -17,14 +17,13 @@ from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 # Ids of rows in Integer columns (PostgreSQL int4), and of the BigInteger ones.
 Id = Annotated[int, Field(ge=1, le=INT32_MAX)]
 BigId = Annotated[int, Field(ge=1, le=INT64_MAX)]
-Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
-Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
+Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
 def _email(value: str) -> str:

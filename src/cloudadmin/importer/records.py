@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.db.models.accounts import GROUPS
 from cloudadmin.importer.fields import (
     Amount,
@@ -29,6 +30,7 @@ from cloudadmin.importer.fields import (
     Uuid,
     email,
 )
+from cloudadmin.kit.ints import INT32_MAX
 
 # argon2 in its PHC string form, as hash_password() writes it.
 PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1024)]
@@ -442,16 +444,6 @@ class AmqpSubscriptionRecord(Record):
 
 # --- billing --------------------------------------------------------------------
 
-PRODUCTS: dict[int, str] = {
-    1: "CDN", 2: "STORAGE", 3: "DDOS", 4: "STREAMING", 5: "CLOUD", 6: "CONNECT",
-    7: "WG_PRIVATE_CLOUD", 8: "P2P", 9: "INFRASTRUCTURE_PROTECTION", 10: "DNS",
-    11: "OTHER_SERVICES", 12: "PREMIUM_SUPPORT", 13: "CONNECTIVITY", 14: "GHOST",
-    15: "MANAGED_SERVICES", 16: "RENT", 17: "SOFTWARE_DEVELOPMENT", 18: "VMWARE", 19: "LAAS",
-    20: "AWS_CLOUD", 21: "FAST_EDGE", 22: "TECHNICAL_SUPPORT", 23: "WAAP", 25: "SHIELD_PROXY",
-    32: "AI_DEDCOMP",
-}  # fmt: skip
-CURRENCIES: dict[int, str] = {1: "USD", 2: "EUR"}
-
 
 class AddendumClient(Record):
     id: Id
@@ -507,7 +499,7 @@ class AddendumRecord(Record):
     client: AddendumClient | None = None
     payer_id: Int64 | None = None
     provider_id: Int32 | None = None
-    reseller_id: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    reseller_id: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
     status_at_active_at: str | None = None  # response detail with no column; ignored
 
     @model_validator(mode="after")
