@@ -30,6 +30,7 @@ from cloudadmin.importer.fields import (
     Uuid,
     email,
 )
+from cloudadmin.kit.amqp_url import problems_of
 from cloudadmin.kit.ints import INT32_MAX
 
 # argon2 in its PHC string form, as hash_password() writes it.
@@ -407,13 +408,10 @@ class PriceRecord(Record):
     discount_percent: Percent = Decimal(0)
 
 
-_AMQP = re.compile(r"^amqps?://[^:/@\s]+:[^@\s]*@[^:/@\s]+:\d{1,5}/\S*$")
-
-
 class AmqpSubscriptionRecord(Record):
     id: Id
     client: Id
-    connection_string: Annotated[str, Field(max_length=2048)] | None = None
+    connection_string: str | None = None  # its length too is checked by problems_of
     # The stored form (what `cloudadmin export` writes): encrypted, stored as it is.
     connection_string_encrypted: Sealed | None = None
     exchange: Text255 | None = None
@@ -432,13 +430,10 @@ class AmqpSubscriptionRecord(Record):
     def _shape(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if not _AMQP.match(value):
-            raise PydanticCustomError(
-                "amqp", "must be amqp(s)://<username>:<password>@<host>:<port>/<virtual_host>"
-            )
-        port = int(value.rsplit("@", 1)[1].split(":", 1)[1].split("/", 1)[0])
-        if not 1 <= port <= 65535:
-            raise PydanticCustomError("amqp", "port must be 1 to 65535")
+        # The API's own parser: one reading of a connection string for both doors.
+        found = problems_of(value)
+        if found:
+            raise PydanticCustomError("amqp", " ".join(found))
         return value
 
 
