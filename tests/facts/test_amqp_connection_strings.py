@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.kit.crypto import SecretBox
-from tests.facts.doors import CLIENT, base_landscape, importer_accepts
 from tests.factories import auth
+from tests.facts.doors import CLIENT, base_landscape, importer_accepts
 
 CASES = [
     ("amqps://events:s3cret@broker.example:5671/prod", True),
