@@ -10,7 +10,6 @@ import ipaddress
 import re
 import uuid
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from email_validator import EmailNotValidError, validate_email
@@ -95,34 +94,6 @@ def _cidr(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
-
-
-def _decimal(value: Any) -> Any:
-    # JSON numbers arrive as Decimal (parse_float=Decimal) or int; floats come from
-    # Python callers and go through str() so 0.1 stays 0.1.
-    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
-        raise PydanticCustomError("decimal", "must be a number")
-    try:
-        number = Decimal(str(value)) if isinstance(value, float | str) else Decimal(value)
-    except InvalidOperation as exc:
-        raise PydanticCustomError("decimal", "must be a number") from exc
-    if not number.is_finite():
-        raise PydanticCustomError("decimal", "must be a finite number")
-    if number < 0:
-        raise PydanticCustomError("decimal", "must not be negative")
-    return number
-
-
-Amount = Annotated[Decimal, BeforeValidator(_decimal)]
-
-
-def _percent(value: Decimal) -> Decimal:
-    if value > 100:
-        raise PydanticCustomError("percent", "must be between 0 and 100")
-    return value
-
-
-Percent = Annotated[Decimal, BeforeValidator(_decimal), AfterValidator(_percent)]
 
 
 def _port_text(value: Any) -> Any:

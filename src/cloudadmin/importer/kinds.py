@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import ColumnElement, Table, func
 
+from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.db import models as m
 from cloudadmin.importer import records as r
 from cloudadmin.importer import rows
@@ -39,7 +40,7 @@ LOWER_EMAIL = Unique("email", lambda t: func.lower(t.c.email), str.lower)
 @dataclass(frozen=True)
 class Kind:
     key: str
-    model: type[r.Record]
+    model: type[BaseModel]  # import records, and models shared with another door
     table: Table
     to_row: Callable[[Any, rows.RowContext], rows.Row]
     identity: str = "id"  # the field that is the table's primary key
@@ -86,7 +87,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, _table(m.AmqpSubscription),
          rows.amqp_subscription_row, refs=(CLIENT,),
          unique=(Unique("client", lambda t: t.c.client_id),)),
-    Kind("prices", r.PriceRecord, _table(m.PriceCatalogue), rows.price_row,
+    Kind("prices", PriceRecord, _table(m.PriceCatalogue), rows.price_row,
          identity="region_id", refs=(Ref("region_id", "regions"),)),
 )  # fmt: skip
 

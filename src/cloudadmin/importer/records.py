@@ -8,7 +8,6 @@ forbid unknown keys, so typos fail at their JSON pointer.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -17,14 +16,12 @@ from pydantic_core import PydanticCustomError
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.db.models.accounts import GROUPS
 from cloudadmin.importer.fields import (
-    Amount,
     BigId,
     Cidr,
     Email,
     Id,
     Int32,
     Int64,
-    Percent,
     PortText,
     Timestamp,
     Uuid,
@@ -396,16 +393,6 @@ class LifecyclePolicyRecord(Record):
     action: Annotated[str, Field(max_length=50)] = "volume_snapshot"
     schedules: list[Schedule] = []
     volumes: list[Volume] = []
-
-
-class PriceRecord(Record):
-    region_id: Id
-    currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
-    flavors: dict[str, Amount] = {}
-    volume_types: dict[str, Amount] = {}
-    public_ipv4_per_hour: Amount
-    tax_percent: Percent = Decimal(0)
-    discount_percent: Percent = Decimal(0)
 
 
 class AmqpSubscriptionRecord(Record):
