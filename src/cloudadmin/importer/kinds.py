@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import ColumnElement, Table, func
 
+from cloudadmin.billing.addendums.names import fold
 from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.db import models as m
 from cloudadmin.importer import records as r
@@ -32,9 +33,18 @@ class Unique:
     field: str
     column: Callable[[Table], ColumnElement[Any]]  # the indexed expression
     normalize: Callable[[Any], Any] = lambda value: value
+    # Unique among live rows only: which records count, and which stored rows.
+    counts: Callable[[Any], bool] = lambda record: True
+    live: Callable[[Table], ColumnElement[bool]] | None = None
 
 
 LOWER_EMAIL = Unique("email", lambda t: func.lower(t.c.email), str.lower)
+# As the API checks it (iam/clients/repository.company_taken): among accounts not
+# deleted, compared folded, by the same fold() that fills the stored column.
+COMPANY_NAME = Unique(
+    "companyName", lambda t: t.c.company_name_folded, fold,
+    counts=lambda record: not record.deleted, live=lambda t: t.c.deleted.is_(False),
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         "clients", r.ClientRecord, _table(m.Client), rows.client_row,
         refs=(Ref("resellers", "clients", reseller_only=True), Ref("seller", "sellers")),
+        unique=(COMPANY_NAME,),
     ),
     Kind("users", r.UserRecord, _table(m.User), rows.user_row, refs=(CLIENT,),
          unique=(LOWER_EMAIL,)),

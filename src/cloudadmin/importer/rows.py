@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cloudadmin.billing.addendums.names import derive_row
+from cloudadmin.billing.addendums.names import derive_row, fold
 from cloudadmin.cloud.pricing import records as prices
 from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.importer import records as r
@@ -48,6 +48,7 @@ def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
         "name": rec.name,
         "status": rec.status,
         "company_name": rec.companyName,
+        "company_name_folded": fold(rec.companyName),  # as the model sets it for the API
         "capabilities": list(rec.capabilities),
         "service_statuses": {k: v.model_dump() for k, v in rec.serviceStatuses.items()},
         "paid_features": _features(rec.paidFeatures),

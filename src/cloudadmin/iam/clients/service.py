@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.billing.addendums.names import fold
 from cloudadmin.db.models import Client as ClientRow
 from cloudadmin.db.models import User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
@@ -132,7 +133,7 @@ async def _validated_changes(
         seller = await repository.get_seller(session, account.seller_id)
         if seller is None or seller.reseller_id != reseller_id:
             sent["seller"] = None
-    if "companyName" in sent and sent["companyName"].lower() != account.company_name.lower():
+    if "companyName" in sent and fold(sent["companyName"]) != account.company_name_folded:
         await repository.lock_identities(session)
         if await repository.company_taken(session, sent["companyName"], except_id=account.id):
             raise ValidationError.field("companyName", COMPANY_TAKEN)
@@ -154,6 +155,8 @@ async def update(
     for wire, value in changes.items():
         setattr(account, _COLUMNS[wire], value)
     await session.flush()
+    if "companyName" in changes:
+        await repository.rename_users_company(session, account.id, changes["companyName"])
     if changes:
         await user_actions.record(
             session, actor, action_type="update", api_group="client",

@@ -1,0 +1,53 @@
+"""clients.company_name_folded: the company name as compared for uniqueness
+
+Company names are unique among live accounts ignoring letter case. Neither database
+folds case the same way (SQLite's lower() knows ASCII only), so the folded form is
+computed in Python on every write, by the API and the importer alike, and compared
+here (docs/iam.md).
+
+Revision ID: 0017
+Revises: 0015
+Create Date: 2026-11-23 16:50:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0017"
+down_revision: str | None = "0015"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("clients", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("company_name_folded", sa.Text(), nullable=True))
+    _fold_existing_rows()
+    with op.batch_alter_table("clients", schema=None) as batch_op:
+        batch_op.alter_column("company_name_folded", existing_type=sa.Text(), nullable=False)
+        batch_op.create_index(
+            batch_op.f("ix_clients_company_name_folded"), ["company_name_folded"], unique=False
+        )
+
+
+def _fold_existing_rows() -> None:
+    import unicodedata
+
+    def fold(text: str) -> str:  # frozen copy of the application's caseless fold
+        return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+
+    bind = op.get_bind()
+    rows = bind.execute(sa.text("SELECT id, company_name FROM clients")).all()
+    if rows:
+        bind.execute(
+            sa.text("UPDATE clients SET company_name_folded = :folded WHERE id = :id"),
+            [{"id": r[0], "folded": fold(r[1])} for r in rows],
+        )
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("clients", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_clients_company_name_folded"))
+        batch_op.drop_column("company_name_folded")
