@@ -22,14 +22,20 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("clients", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("company_name_folded", sa.Text(), nullable=True))
+    # A plain ADD COLUMN (batch mode would rebuild `clients`, which the foreign keys of
+    # stored rows refuse on SQLite): NOT NULL needs a constant default there; every row
+    # is then given its folded name. PostgreSQL drops the default again; on SQLite it
+    # stays (removing it means a rebuild) and is never used: every writer sets the column.
+    op.add_column(
+        "clients",
+        sa.Column("company_name_folded", sa.Text(), server_default="", nullable=False),
+    )
     _fold_existing_rows()
-    with op.batch_alter_table("clients", schema=None) as batch_op:
-        batch_op.alter_column("company_name_folded", existing_type=sa.Text(), nullable=False)
-        batch_op.create_index(
-            batch_op.f("ix_clients_company_name_folded"), ["company_name_folded"], unique=False
-        )
+    if op.get_bind().dialect.name == "postgresql":
+        op.alter_column("clients", "company_name_folded", server_default=None)
+    op.create_index(
+        op.f("ix_clients_company_name_folded"), "clients", ["company_name_folded"], unique=False
+    )
 
 
 def _fold_existing_rows() -> None:
@@ -48,6 +54,6 @@ def _fold_existing_rows() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("clients", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_clients_company_name_folded"))
-        batch_op.drop_column("company_name_folded")
+    op.drop_index(op.f("ix_clients_company_name_folded"), table_name="clients")
+    # A plain DROP COLUMN (SQLite 3.35+), not a rebuild the stored rows' foreign keys refuse.
+    op.drop_column("clients", "company_name_folded")
