@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums import derive_row
 from cloudadmin.billing.addendums.creation_days import day_number
-from cloudadmin.billing.addendums.schemas import PRODUCTS
+from cloudadmin.billing.catalogue import PRODUCTS
 from cloudadmin.db.models import Addendum
 from tests.factories import auth
 

@@ -131,6 +131,8 @@ class TestHistory:
                 assert (await conn.execute(text(
                     "SELECT service_availability FROM clients"))).scalar() in ({}, "{}")
                 assert (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar() == 1
+                assert (await conn.execute(text(
+                    "SELECT company_name_folded FROM clients"))).scalar() == "a"
         finally:
             await engine.dispose()
 

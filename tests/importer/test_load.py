@@ -287,7 +287,7 @@ class TestReferences:
         self, session: AsyncSession, box: SecretBox
     ) -> None:
         doc = example()
-        url = "amqp://u:p@mq.example:5672/"
+        url = "amqp://u:p@mq.example:5672/%2F"
         doc["amqp_subscriptions"] = [
             {"id": 1, "client": 2001, "connection_string": url},
             {"id": 2, "client": 2001, "connection_string": url},

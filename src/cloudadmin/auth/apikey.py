@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from cloudadmin.errors import NotAuthenticated, TokenNotValid
+from cloudadmin.kit.ints import INT32_MAX
 
 _TOKEN = re.compile(r"^(\d{1,10})[_$](\S+)$")
 
@@ -22,7 +23,7 @@ def parse_token(token: str) -> PresentedKey | None:
     if match is None:
         return None
     key_id = int(match.group(1))
-    if key_id > 2**31 - 1:
+    if key_id > INT32_MAX:
         return None
     return PresentedKey(key_id, match.group(2))
 

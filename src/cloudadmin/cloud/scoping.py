@@ -15,11 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db.models import Client, Project
 from cloudadmin.db.models.accounts import ADMINISTRATORS, ENGINEERS
 from cloudadmin.errors import NotFound, PermissionDenied
-
-INT32_MAX = 2**31 - 1
+from cloudadmin.kit.ints import INT32_MAX
 
 ProjectId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Project ID")]
 RegionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Region ID")]
@@ -47,8 +47,7 @@ async def visible_project(session: AsyncSession, caller: Caller, project_id: int
         .join(Client, Client.id == Project.client_id)
         .where(Project.id == project_id, Client.deleted.is_(False))
     )
-    if not caller.is_operator:
-        stmt = stmt.where(Project.client_id == caller.account_id)
+    stmt = stmt.where(caller_scope(caller, Project.client_id))
     row = (await session.execute(stmt)).first()
     if row is None:
         raise NotFound("Project not found.")

@@ -17,7 +17,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cloudadmin.importer.records import PRODUCTS
+from cloudadmin.billing.catalogue import PRODUCTS
 
 OPERATOR_HOME = 900
 RESELLER = 1000

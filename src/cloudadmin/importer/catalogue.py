@@ -154,6 +154,8 @@ def _note(
         if token is not None:
             catalogue.sealed.append((pointer(kind.key, index, name), token))
     for rule in kind.unique:
+        if not rule.counts(model):
+            continue
         taken = catalogue.unique.setdefault((kind.key, rule.field), {})
         value = rule.normalize(getattr(model, rule.field))
         ptr = pointer(kind.key, index, rule.field)

@@ -10,21 +10,19 @@ import ipaddress
 import re
 import uuid
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 # Ids of rows in Integer columns (PostgreSQL int4), and of the BigInteger ones.
 Id = Annotated[int, Field(ge=1, le=INT32_MAX)]
 BigId = Annotated[int, Field(ge=1, le=INT64_MAX)]
-Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
-Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
+Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
 def _email(value: str) -> str:
@@ -96,34 +94,6 @@ def _cidr(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
-
-
-def _decimal(value: Any) -> Any:
-    # JSON numbers arrive as Decimal (parse_float=Decimal) or int; floats come from
-    # Python callers and go through str() so 0.1 stays 0.1.
-    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
-        raise PydanticCustomError("decimal", "must be a number")
-    try:
-        number = Decimal(str(value)) if isinstance(value, float | str) else Decimal(value)
-    except InvalidOperation as exc:
-        raise PydanticCustomError("decimal", "must be a number") from exc
-    if not number.is_finite():
-        raise PydanticCustomError("decimal", "must be a finite number")
-    if number < 0:
-        raise PydanticCustomError("decimal", "must not be negative")
-    return number
-
-
-Amount = Annotated[Decimal, BeforeValidator(_decimal)]
-
-
-def _percent(value: Decimal) -> Decimal:
-    if value > 100:
-        raise PydanticCustomError("percent", "must be between 0 and 100")
-    return value
-
-
-Percent = Annotated[Decimal, BeforeValidator(_decimal), AfterValidator(_percent)]
 
 
 def _port_text(value: Any) -> Any:

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import ColumnElement, Table, func
 
+from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.db import models as m
 from cloudadmin.importer import records as r
 from cloudadmin.importer import rows
+from cloudadmin.kit.caseless import fold
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +33,24 @@ class Unique:
     field: str
     column: Callable[[Table], ColumnElement[Any]]  # the indexed expression
     normalize: Callable[[Any], Any] = lambda value: value
+    # Unique among live rows only: which records count, and which stored rows.
+    counts: Callable[[Any], bool] = lambda record: True
+    live: Callable[[Table], ColumnElement[bool]] | None = None
 
 
 LOWER_EMAIL = Unique("email", lambda t: func.lower(t.c.email), str.lower)
+# As the API checks it (iam/clients/repository.company_taken): among accounts not
+# deleted, compared folded, by the same fold() that fills the stored column.
+COMPANY_NAME = Unique(
+    "companyName", lambda t: t.c.company_name_folded, fold,
+    counts=lambda record: not record.deleted, live=lambda t: t.c.deleted.is_(False),
+)
 
 
 @dataclass(frozen=True)
 class Kind:
     key: str
-    model: type[r.Record]
+    model: type[BaseModel]  # import records, and models shared with another door
     table: Table
     to_row: Callable[[Any, rows.RowContext], rows.Row]
     identity: str = "id"  # the field that is the table's primary key
@@ -63,6 +74,7 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         "clients", r.ClientRecord, _table(m.Client), rows.client_row,
         refs=(Ref("resellers", "clients", reseller_only=True), Ref("seller", "sellers")),
+        unique=(COMPANY_NAME,),
     ),
     Kind("users", r.UserRecord, _table(m.User), rows.user_row, refs=(CLIENT,),
          unique=(LOWER_EMAIL,)),
@@ -86,7 +98,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, _table(m.AmqpSubscription),
          rows.amqp_subscription_row, refs=(CLIENT,),
          unique=(Unique("client", lambda t: t.c.client_id),)),
-    Kind("prices", r.PriceRecord, _table(m.PriceCatalogue), rows.price_row,
+    Kind("prices", PriceRecord, _table(m.PriceCatalogue), rows.price_row,
          identity="region_id", refs=(Ref("region_id", "regions"),)),
 )  # fmt: skip
 

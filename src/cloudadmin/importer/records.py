@@ -8,27 +8,27 @@ forbid unknown keys, so typos fail at their JSON pointer.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.db.models.accounts import GROUPS
 from cloudadmin.importer.fields import (
-    Amount,
     BigId,
     Cidr,
     Email,
     Id,
     Int32,
     Int64,
-    Percent,
     PortText,
     Timestamp,
     Uuid,
     email,
 )
+from cloudadmin.kit.amqp_url import problems_of
+from cloudadmin.kit.ints import INT32_MAX
 
 # argon2 in its PHC string form, as hash_password() writes it.
 PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1024)]
@@ -395,23 +395,10 @@ class LifecyclePolicyRecord(Record):
     volumes: list[Volume] = []
 
 
-class PriceRecord(Record):
-    region_id: Id
-    currency_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
-    flavors: dict[str, Amount] = {}
-    volume_types: dict[str, Amount] = {}
-    public_ipv4_per_hour: Amount
-    tax_percent: Percent = Decimal(0)
-    discount_percent: Percent = Decimal(0)
-
-
-_AMQP = re.compile(r"^amqps?://[^:/@\s]+:[^@\s]*@[^:/@\s]+:\d{1,5}/\S*$")
-
-
 class AmqpSubscriptionRecord(Record):
     id: Id
     client: Id
-    connection_string: Annotated[str, Field(max_length=2048)] | None = None
+    connection_string: str | None = None  # its length too is checked by problems_of
     # The stored form (what `cloudadmin export` writes): encrypted, stored as it is.
     connection_string_encrypted: Sealed | None = None
     exchange: Text255 | None = None
@@ -430,27 +417,14 @@ class AmqpSubscriptionRecord(Record):
     def _shape(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if not _AMQP.match(value):
-            raise PydanticCustomError(
-                "amqp", "must be amqp(s)://<username>:<password>@<host>:<port>/<virtual_host>"
-            )
-        port = int(value.rsplit("@", 1)[1].split(":", 1)[1].split("/", 1)[0])
-        if not 1 <= port <= 65535:
-            raise PydanticCustomError("amqp", "port must be 1 to 65535")
+        # The API's own parser: one reading of a connection string for both doors.
+        found = problems_of(value)
+        if found:
+            raise PydanticCustomError("amqp", " ".join(found))
         return value
 
 
 # --- billing --------------------------------------------------------------------
-
-PRODUCTS: dict[int, str] = {
-    1: "CDN", 2: "STORAGE", 3: "DDOS", 4: "STREAMING", 5: "CLOUD", 6: "CONNECT",
-    7: "WG_PRIVATE_CLOUD", 8: "P2P", 9: "INFRASTRUCTURE_PROTECTION", 10: "DNS",
-    11: "OTHER_SERVICES", 12: "PREMIUM_SUPPORT", 13: "CONNECTIVITY", 14: "GHOST",
-    15: "MANAGED_SERVICES", 16: "RENT", 17: "SOFTWARE_DEVELOPMENT", 18: "VMWARE", 19: "LAAS",
-    20: "AWS_CLOUD", 21: "FAST_EDGE", 22: "TECHNICAL_SUPPORT", 23: "WAAP", 25: "SHIELD_PROXY",
-    32: "AI_DEDCOMP",
-}  # fmt: skip
-CURRENCIES: dict[int, str] = {1: "USD", 2: "EUR"}
 
 
 class AddendumClient(Record):
@@ -507,7 +481,7 @@ class AddendumRecord(Record):
     client: AddendumClient | None = None
     payer_id: Int64 | None = None
     provider_id: Int32 | None = None
-    reseller_id: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = None
+    reseller_id: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
     status_at_active_at: str | None = None  # response detail with no column; ignored
 
     @model_validator(mode="after")

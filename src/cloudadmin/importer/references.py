@@ -112,7 +112,10 @@ async def _check_unique(conn: AsyncConnection, catalogue: Catalogue, problems: P
             taken = catalogue.unique.get((kind.key, rule.field), {})
             expr = rule.column(kind.table)
             for batch in _in_chunks(taken):
-                rows = await conn.execute(select(kind.table.c.id, expr).where(expr.in_(batch)))
+                stmt = select(kind.table.c.id, expr).where(expr.in_(batch))
+                if rule.live is not None:
+                    stmt = stmt.where(rule.live(kind.table))
+                rows = await conn.execute(stmt)
                 for stored_id, value in rows:
                     own_id, ptr = taken[value]
                     if stored_id != own_id and stored_id not in in_document:

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cloudadmin.billing.addendums.names import derive_row
+from cloudadmin.cloud.pricing import records as prices
+from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.importer import records as r
+from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.crypto import SecretBox, hash_password
 
 Row = dict[str, Any]
@@ -46,6 +49,7 @@ def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
         "name": rec.name,
         "status": rec.status,
         "company_name": rec.companyName,
+        "company_name_folded": fold(rec.companyName),  # as the model sets it for the API
         "capabilities": list(rec.capabilities),
         "service_statuses": {k: v.model_dump() for k, v in rec.serviceStatuses.items()},
         "paid_features": _features(rec.paidFeatures),
@@ -203,16 +207,8 @@ def lifecycle_policy_row(rec: r.LifecyclePolicyRecord, _ctx: RowContext) -> Row:
     }
 
 
-def price_row(rec: r.PriceRecord, _ctx: RowContext) -> Row:
-    return {
-        "region_id": rec.region_id,
-        "currency_code": rec.currency_code,
-        "flavors": {k: str(v) for k, v in rec.flavors.items()},
-        "volume_types": {k: str(v) for k, v in rec.volume_types.items()},
-        "public_ipv4_per_hour": str(rec.public_ipv4_per_hour),
-        "tax_percent": str(rec.tax_percent),
-        "discount_percent": str(rec.discount_percent),
-    }
+def price_row(rec: PriceRecord, _ctx: RowContext) -> Row:
+    return prices.price_row(rec)
 
 
 def amqp_subscription_row(rec: r.AmqpSubscriptionRecord, ctx: RowContext) -> Row:

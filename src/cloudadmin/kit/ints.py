@@ -15,6 +15,7 @@ from annotated_types import Ge, Le
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 # Any value of an INTEGER column.

@@ -26,9 +26,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import tenant_clause
 from cloudadmin.billing.addendums.creation_days import utc_day
 from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
-from cloudadmin.billing.addendums.tables import COUNTS, A, C
+from cloudadmin.billing.addendums.tables import COUNTS, A
 from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.ordering import parse_ordering
 
@@ -148,19 +149,14 @@ def _scope(kind: str) -> list[ColumnElement[bool]]:
     """
     if kind == "operator":
         return []
-    if kind.startswith("reseller"):
-        if kind == "reseller-walk":
-            return [_reseller_sees(A.reseller_id + 0, A.client_id + 0)]
-        return [_reseller_sees(A.reseller_id, A.client_id)]
     account: Any = bindparam("scope_account")
-    return [or_(A.client_id == account, A.payer_id == account)]
-
-
-def _reseller_sees(reseller_id: Any, client_id: Any) -> ColumnElement[bool]:
-    """Rows of the reseller (``scope_account``) or of one of its clients."""
-    account: Any = bindparam("scope_account")
-    clients = select(C.id).where(C.reseller_id == account).scalar_subquery()
-    return or_(reseller_id == account, client_id.in_(clients))
+    if kind == "reseller-walk":
+        return [tenant_clause(account, [A.reseller_id + 0], clients=A.client_id + 0)]
+    if kind == "reseller":
+        # Rows of the reseller or of one of its clients.
+        return [tenant_clause(account, [A.reseller_id], clients=A.client_id)]
+    # An account's own addendums: as client or as payer.
+    return [tenant_clause(account, [A.client_id, A.payer_id])]
 
 
 def _p(name: str) -> Any:
@@ -299,7 +295,9 @@ def counts_clauses(shape: tuple[str, ...]) -> tuple[ColumnElement[bool], ...]:
     out: list[ColumnElement[bool]] = []
     for part in parts:
         if part == "reseller":
-            out.append(_reseller_sees(c.reseller_key, c.client_id))
+            out.append(tenant_clause(
+                bindparam("scope_account"), [c.reseller_key], clients=c.client_id
+            ))
         elif part == "reseller_id":
             out.append(in_list(c.reseller_key, "reseller_key", dialect))
         else:

@@ -7,26 +7,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCT_IDS, STATUSES
+from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from cloudadmin.kit.timeparse import parse_date, parse_instant
 
-INT32 = (-(2**31), 2**31 - 1)
-INT64 = (-(2**63), 2**63 - 1)
+INT32 = (INT32_MIN, INT32_MAX)
+INT64 = (INT64_MIN, INT64_MAX)
 NULL = "null"  # spelling of "no value" in payer_id / reseller_id
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 25
 MAX_NAME_LENGTH = 1000
 
-STATUSES = ("upcoming", "active", "paused", "stopped")
-CURRENCY_CODES = ("EUR", "USD")
-PRODUCTS: dict[int, str] = {
-    1: "CDN", 2: "STORAGE", 3: "DDOS", 4: "STREAMING", 5: "CLOUD", 6: "CONNECT",
-    7: "WG_PRIVATE_CLOUD", 8: "P2P", 9: "INFRASTRUCTURE_PROTECTION", 10: "DNS",
-    11: "OTHER_SERVICES", 12: "PREMIUM_SUPPORT", 13: "CONNECTIVITY", 14: "GHOST",
-    15: "MANAGED_SERVICES", 16: "RENT", 17: "SOFTWARE_DEVELOPMENT", 18: "VMWARE", 19: "LAAS",
-    20: "AWS_CLOUD", 21: "FAST_EDGE", 22: "TECHNICAL_SUPPORT", 23: "WAAP", 25: "SHIELD_PROXY",
-    32: "AI_DEDCOMP",
-}  # fmt: skip
-PRODUCT_IDS: dict[str, int] = {name: pid for pid, name in PRODUCTS.items()}
 ORDERING_FIELDS = (
     "created_at", "active_range_start", "active_range_end", "id", "client_id",
     "plan_name", "plan_id", "product_name", "product_id",

@@ -15,7 +15,8 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionUpdate,
 )
 from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
-from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset
+from cloudadmin.cloud.scoping import Limit, Offset
+from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 

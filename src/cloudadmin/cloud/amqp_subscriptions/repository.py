@@ -8,15 +8,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
 from cloudadmin.db.models import AmqpSubscription, Client
 
 
 def _visible(caller: Caller):  # type: ignore[no-untyped-def]
     stmt = select(AmqpSubscription, Client).join(Client, Client.id == AmqpSubscription.client_id)
-    if not caller.is_operator:
-        stmt = stmt.where(AmqpSubscription.client_id == caller.account_id)
-    return stmt
+    return stmt.where(caller_scope(caller, AmqpSubscription.client_id))
 
 
 async def get_visible(

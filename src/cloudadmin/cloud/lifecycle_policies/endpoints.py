@@ -9,7 +9,8 @@ from fastapi import APIRouter, Path, Query
 from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.lifecycle_policies import service
 from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy, LifecyclePolicyList
-from cloudadmin.cloud.scoping import INT32_MAX, Limit, Offset, ProjectId, RegionId
+from cloudadmin.cloud.scoping import Limit, Offset, ProjectId, RegionId
+from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])

@@ -9,15 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cloudadmin.cloud.pricing.records import PriceRecord, price_row
 from cloudadmin.db.models import PriceCatalogue, Region
 
 
@@ -58,37 +58,7 @@ class PriceFileError(ValueError):
     """A prices file that cannot be loaded; the message names the place (JSON pointer)."""
 
 
-def _amount(value: Any) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
-        raise ValueError("must be a number")
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise ValueError("must be a number") from exc
-    if not number.is_finite() or number < 0:
-        raise ValueError("must be a finite number, not negative")
-    return number
-
-
-Amount = Annotated[Decimal, BeforeValidator(_amount)]
-Percent = Annotated[Decimal, BeforeValidator(_amount), Field(le=100)]
-
-
-class PriceFileRecord(BaseModel):
-    """One region's prices, exactly as the load format's ``prices`` (docs/import.md)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    region_id: int = Field(ge=1)
-    currency_code: str = Field(pattern=r"^[A-Z]{3}$")
-    flavors: dict[str, Amount] = {}
-    volume_types: dict[str, Amount] = {}
-    public_ipv4_per_hour: Amount
-    tax_percent: Percent = Decimal(0)
-    discount_percent: Percent = Decimal(0)
-
-
-def parse_prices(document: Any) -> list[PriceFileRecord]:
+def parse_prices(document: Any) -> list[PriceRecord]:
     """A list of price records, or an import document holding them under ``prices``."""
     base = ""
     if isinstance(document, dict):
@@ -99,11 +69,11 @@ def parse_prices(document: Any) -> list[PriceFileRecord]:
         base = "/prices"
     if not isinstance(document, list):
         raise PriceFileError(f"{base or '/'}: must be a list of price records")
-    records: list[PriceFileRecord] = []
+    records: list[PriceRecord] = []
     seen: set[int] = set()
     for index, raw in enumerate(document):
         try:
-            record = PriceFileRecord.model_validate(raw)
+            record = PriceRecord.model_validate(raw)
         except PydanticValidationError as exc:
             err = exc.errors()[0]
             where = "/".join(str(p) for p in err["loc"])
@@ -116,7 +86,7 @@ def parse_prices(document: Any) -> list[PriceFileRecord]:
     return records
 
 
-async def upsert_prices(session: AsyncSession, records: list[PriceFileRecord]) -> None:
+async def upsert_prices(session: AsyncSession, records: list[PriceRecord]) -> None:
     """Writes (or replaces) each region's catalogue; every region must exist."""
     if not records:
         return
@@ -129,14 +99,8 @@ async def upsert_prices(session: AsyncSession, records: list[PriceFileRecord]) -
                 f"price record {index}: region_id {record.region_id} does not exist"
             )
     for record in records:
-        values = {
-            "currency_code": record.currency_code,
-            "flavors": {k: str(v) for k, v in record.flavors.items()},
-            "volume_types": {k: str(v) for k, v in record.volume_types.items()},
-            "public_ipv4_per_hour": str(record.public_ipv4_per_hour),
-            "tax_percent": str(record.tax_percent),
-            "discount_percent": str(record.discount_percent),
-        }
+        values = price_row(record)
+        del values["region_id"]
         row = await session.get(PriceCatalogue, record.region_id)
         if row is None:
             session.add(PriceCatalogue(region_id=record.region_id, **values))
@@ -146,7 +110,7 @@ async def upsert_prices(session: AsyncSession, records: list[PriceFileRecord]) -
     await session.flush()
 
 
-def read_prices_file(path: str | Path) -> list[PriceFileRecord]:
+def read_prices_file(path: str | Path) -> list[PriceRecord]:
     """The validated records of a prices JSON file (see :func:`load_prices_file`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db.models import WebhookSubscription
 
 
@@ -19,9 +20,7 @@ async def of_account(session: AsyncSession, account_id: int) -> WebhookSubscript
 async def list_visible(
     session: AsyncSession, caller: Caller, *, limit: int, offset: int
 ) -> tuple[int, Sequence[WebhookSubscription]]:
-    stmt = select(WebhookSubscription)
-    if not caller.is_operator:
-        stmt = stmt.where(WebhookSubscription.client_id == caller.account_id)
+    stmt = select(WebhookSubscription).where(caller_scope(caller, WebhookSubscription.client_id))
     count = await session.execute(select(func.count()).select_from(stmt.subquery()))
     rows = await session.execute(
         stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset)

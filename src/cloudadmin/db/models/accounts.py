@@ -6,11 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, func, text
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
 from cloudadmin.db.types import JSONType, UTCDateTime, utcnow
+from cloudadmin.kit.caseless import fold
 
 # The fixed groups of the real system: id -> name.
 GROUPS: dict[int, str] = {
@@ -49,6 +50,9 @@ class Client(Base):
     name: Mapped[str | None] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(20), default="active")
     company_name: Mapped[str] = mapped_column(String(255))
+    # The name as compared for uniqueness (docs/iam.md): set with company_name, below for
+    # ORM writes and by the importer's rows; fold() is the same on both databases.
+    company_name_folded: Mapped[str] = mapped_column(Text, index=True)
     capabilities: Mapped[list[str]] = mapped_column(JSONType, default=list)
     service_statuses: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     paid_features: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
@@ -78,6 +82,12 @@ class Client(Base):
     @property
     def is_reseller(self) -> bool:
         return self.client_type == "reseller"
+
+    @validates("company_name")
+    def _fold_company_name(self, _key: str, value: str) -> str:
+        # The derived column follows its source in the same flush, on insert and update.
+        self.company_name_folded = fold(value)
+        return value
 
 
 class User(Base):

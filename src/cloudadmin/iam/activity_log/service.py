@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.activity_log import repository
@@ -22,9 +23,8 @@ def _scope(caller: Caller) -> list[ColumnElement[bool]]:
     t = ActivityLogEntry
     if caller.is_operator:
         return []
-    if caller.is_member:
-        return [t.client_id == caller.account_id, t.user_id == caller.user_id]
-    return [t.client_id == caller.account_id]
+    own = caller_scope(caller, t.client_id)
+    return [own, t.user_id == caller.user_id] if caller.is_member else [own]
 
 
 def _record(e: ActivityLogEntry) -> ActivityLogRecord:

@@ -12,13 +12,14 @@ from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.clients import reads, service
 from cloudadmin.iam.clients.query import ClientListQuery, ClientPage
 from cloudadmin.iam.clients.schemas import Client, ClientBase, ClientPatch
+from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.query_model import query_model, query_model_parameters
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 _LIST_ANSWER: TypeAdapter[list[Client] | ClientPage] = TypeAdapter(list[Client] | ClientPage)
 
-ClientId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Account ID.")]
+ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
 
 
 @router.get(

@@ -13,10 +13,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, false, func, select, true
+from sqlalchemy import ColumnElement, exists, false, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db.models import Client, User
 from cloudadmin.iam.clients.query import NULL, ClientListQuery
 from cloudadmin.kit.caseless import fold
@@ -34,9 +35,7 @@ NOT_KEPT = ("min_traffic", "max_traffic", "secondaryhostnames", "promocode")
 
 def _scope(caller: Caller) -> ColumnElement[bool]:
     """Operator: every account. Reseller: its clients (not itself)."""
-    if caller.is_operator:
-        return true()
-    return Client.reseller_id == caller.account_id
+    return caller_scope(caller, Client.reseller_id)
 
 
 class _Key:

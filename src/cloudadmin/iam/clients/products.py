@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 # The order of the `capabilities` enum in the API.
-PRODUCTS: tuple[str, ...] = ("CDN", "STORAGE", "STREAMING", "DNS", "DDOS", "CLOUD")
+ACCOUNT_PRODUCTS: tuple[str, ...] = ("CDN", "STORAGE", "STREAMING", "DNS", "DDOS", "CLOUD")
 # serviceStatuses keys, in the order the spec lists them.
 SERVICE_KEYS: tuple[str, ...] = ("CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING")
 NOT_STARTED = "new"
@@ -20,7 +20,7 @@ def effective_availability(
     personal = personal or {}
     reseller_default = reseller_default or {}
     out: dict[str, bool] = {}
-    for product in PRODUCTS:
+    for product in ACCOUNT_PRODUCTS:
         if product in personal:
             out[product] = bool(personal[product])
         elif product in reseller_default:
@@ -31,7 +31,7 @@ def effective_availability(
 
 
 def capabilities(available: Mapping[str, bool]) -> list[str]:
-    return [p for p in PRODUCTS if available.get(p)]
+    return [p for p in ACCOUNT_PRODUCTS if available.get(p)]
 
 
 def initial_service_statuses(available: Mapping[str, bool]) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,7 @@ from pydantic import (
     model_serializer,
 )
 
-from cloudadmin.iam.clients.products import PRODUCTS
+from cloudadmin.iam.clients.products import ACCOUNT_PRODUCTS
 from cloudadmin.iam.clients.schemas import Client
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
 from cloudadmin.kit.timeparse import parse_instant
@@ -68,8 +68,8 @@ def _comma_products(raw: Any) -> Any:
         return raw
     out = [part for part in _parts(raw) if part]
     for name in out:
-        if name not in PRODUCTS:
-            raise ValueError(f"'{name}' is not one of {', '.join(PRODUCTS)}")
+        if name not in ACCOUNT_PRODUCTS:
+            raise ValueError(f"'{name}' is not one of {', '.join(ACCOUNT_PRODUCTS)}")
     return out
 
 
@@ -156,7 +156,7 @@ class ClientListQuery(BaseModel):
     client_type: Literal["reseller", "sales", "common"] | None = None
     personal_product_availability: Annotated[
         list[str] | None, BeforeValidator(_comma_products),
-        Field(description="Comma-separated products (" + ", ".join(PRODUCTS) + "): "
+        Field(description="Comma-separated products (" + ", ".join(ACCOUNT_PRODUCTS) + "): "
                           "accounts whose own availability enables any of them."),
     ] = None
     promocode: Annotated[Text, Field(description="Promo code." + NO_DATA)] = None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import visible_accounts
 from cloudadmin.db import locking
 from cloudadmin.db.models import Branding, Client, Seller, User
+from cloudadmin.kit.caseless import fold
 
 # Key of the PostgreSQL advisory lock that serialises writes of unique identities
 # (user e-mail addresses, company names). SQLite transactions already run one writer
@@ -47,6 +48,14 @@ async def account_users(session: AsyncSession, client_id: int) -> list[User]:
     return list((await session.execute(stmt)).scalars().all())
 
 
+async def rename_users_company(session: AsyncSession, client_id: int, company: str) -> None:
+    """A user's ``company`` is its account's company name (docs/iam.md): a stored copy,
+    so a rename carries it to every user of the account, in the rename's transaction."""
+    await session.execute(
+        update(User).where(User.client_id == client_id).values(company=company)
+    )
+
+
 async def get_reseller(session: AsyncSession, reseller_id: int) -> Client | None:
     stmt = select(Client).where(
         Client.id == reseller_id, Client.client_type == "reseller", Client.deleted.is_(False)
@@ -62,8 +71,10 @@ async def get_seller(session: AsyncSession, seller_id: int) -> Seller | None:
 async def company_taken(
     session: AsyncSession, company: str, *, except_id: int | None = None
 ) -> bool:
+    """Whether a live account other than ``except_id`` has this name, ignoring letter
+    case the same way on both databases (the stored folded copy)."""
     stmt = select(Client.id).where(
-        func.lower(Client.company_name) == company.lower(), Client.deleted.is_(False)
+        Client.company_name_folded == fold(company), Client.deleted.is_(False)
     )
     if except_id is not None:
         stmt = stmt.where(Client.id != except_id)

@@ -16,6 +16,7 @@ from cloudadmin.events import mail, user_actions
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.clients import products, repository
 from cloudadmin.iam.clients.schemas import Client, ClientPatch, EmbeddedUser, GroupOut
+from cloudadmin.kit.caseless import fold
 
 COMPANY_TAKEN = "Company with this name already exists"
 NOT_FOUND = "Account not found."
@@ -132,7 +133,7 @@ async def _validated_changes(
         seller = await repository.get_seller(session, account.seller_id)
         if seller is None or seller.reseller_id != reseller_id:
             sent["seller"] = None
-    if "companyName" in sent and sent["companyName"].lower() != account.company_name.lower():
+    if "companyName" in sent and fold(sent["companyName"]) != account.company_name_folded:
         await repository.lock_identities(session)
         if await repository.company_taken(session, sent["companyName"], except_id=account.id):
             raise ValidationError.field("companyName", COMPANY_TAKEN)
@@ -154,6 +155,8 @@ async def update(
     for wire, value in changes.items():
         setattr(account, _COLUMNS[wire], value)
     await session.flush()
+    if "companyName" in changes:
+        await repository.rename_users_company(session, account.id, changes["companyName"])
     if changes:
         await user_actions.record(
             session, actor, action_type="update", api_group="client",

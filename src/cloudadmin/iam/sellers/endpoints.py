@@ -16,7 +16,7 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
 
-SellerId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+SellerId = Annotated[int, Path(ge=1, le=INT32_MAX)]
 
 
 @router.post("/iam/admin/sellers", response_model=Seller, name="create_seller",

@@ -9,6 +9,7 @@ from sqlalchemy import ColumnElement, Select, String, cast, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
 from cloudadmin.db.models import Client, Seller
 
@@ -23,8 +24,7 @@ async def get_visible(
         .join(Client, Client.id == Seller.reseller_id)
         .where(Seller.id == seller_id)
     )
-    if not caller.is_operator:
-        stmt = stmt.where(Seller.reseller_id == caller.account_id)
+    stmt = stmt.where(caller_scope(caller, Seller.reseller_id))
     if for_change:
         stmt = locking.for_change(stmt, Seller)
     row = (await session.execute(stmt)).first()
@@ -78,8 +78,7 @@ def _visible_sellers(caller: Caller, flt: SellerFilter) -> Select[Seller, Client
         .join(Client, Client.id == Seller.reseller_id)
         .where(*flt.conditions())
     )
-    if not caller.is_operator:
-        stmt = stmt.where(Seller.reseller_id == caller.account_id)
+    stmt = stmt.where(caller_scope(caller, Seller.reseller_id))
     return stmt
 
 
