@@ -29,7 +29,10 @@ async def full_landscape(
     """The demo landscape (every record kind), plus what only the service writes: a
     token issued through the API (description, role, last use) and a personal product
     availability. Returns the demo's API keys and the issued token."""
-    document, keys = build_demo()
+    # With a broker and a mail server the demo also has a subscription and a mail password
+    # (neither is connected to here).
+    document, keys = build_demo(amqp_url="amqp://demo:broker-pass@127.0.0.1:5672/%2F",
+                                smtp=("127.0.0.1", 2525))
     assert {kind.key for kind in KINDS} <= set(document), "the demo lacks a record kind"
     await load_into(settings, document)
     headers = {"Authorization": f"apikey {keys['client_admin']}"}
