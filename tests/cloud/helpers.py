@@ -17,9 +17,12 @@ from cloudadmin.db.models import (
     Region,
     UserActionEvent,
 )
+from cloudadmin.kit.crypto import SecretBox
 from tests.factories import Landscape, landscape, make_client, make_key, make_user, next_id
 
 SECRET_KEY = "test-secret-key"  # conftest's Settings.secret_key
+# What the app encrypts with (app.state.secret_box), for rows arranged without the app.
+BOX = SecretBox(SECRET_KEY)
 
 
 class CloudLandscape:
