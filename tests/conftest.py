@@ -9,18 +9,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
 from cloudadmin.config import Settings
-from cloudadmin.db.base import Base
-from cloudadmin.db.engine import create_engine
 from cloudadmin.db.migrate import upgrade
+from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 
-# Tables whose rows come from migrations and survive between tests.
-SEEDED = {"groups"}
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
@@ -62,22 +58,9 @@ def dialect(database_url: str) -> str:
     return "sqlite" if database_url.startswith("sqlite") else "postgresql"
 
 
-async def _empty_all_tables(url: str, settings: Settings) -> None:
-    engine = create_engine(settings, url)
-    tables = [t.name for t in reversed(Base.metadata.sorted_tables) if t.name not in SEEDED]
-    async with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            await conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
-        else:
-            await conn.execute(text("PRAGMA defer_foreign_keys=ON"))
-            for name in tables:
-                await conn.execute(text(f"DELETE FROM {name}"))
-    await engine.dispose()
-
-
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
-    await _empty_all_tables(database_url, settings)
+    await empty_all_tables(database_url, settings)
     application = create_app(settings)
     yield application
     await application.state.engine.dispose()
