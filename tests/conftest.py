@@ -21,11 +21,30 @@ from tests.databases import create_pg_database, drop_pg_database, postgres_base_
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
 
+# Under pytest-xdist (scripts/test runs `-n auto --dist loadgroup`) the tests that start
+# servers and workers, and those that measure time, form one group that one worker runs
+# in turn: two of them side by side on a small machine would make each other's deadlines
+# and latency bounds a matter of luck, while the other workers run the ordinary tests.
+HEAVY = "heavy"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "xdist_group(name): run in one pytest-xdist worker")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("timing"):
+            item.add_marker(pytest.mark.xdist_group(HEAVY))
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """A migrated, empty database per backend for the whole session."""
+    """A migrated, empty database per backend for the whole session (of each xdist
+    worker: each creates its own PostgreSQL database and SQLite file)."""
     if request.param == "sqlite":
         path = tmp_path_factory.mktemp("sqlite") / "test.db"
         url = f"sqlite+aiosqlite:///{path}"
