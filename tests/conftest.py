@@ -4,6 +4,8 @@ that is emptied between tests, through the real ASGI app."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -21,10 +23,12 @@ from tests.databases import create_pg_database, drop_pg_database, postgres_base_
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
 
-# Under pytest-xdist (scripts/test runs `-n auto --dist loadgroup`) the tests that start
-# servers and workers, and those that measure time, form one group that one worker runs
-# in turn: two of them side by side on a small machine would make each other's deadlines
-# and latency bounds a matter of luck, while the other workers run the ordinary tests.
+# Under pytest-xdist (scripts/test runs `-n auto`) the tests that start servers and workers,
+# and those that measure time, run one at a time: two of them side by side on a small
+# machine would make each other's deadlines and latency bounds a matter of luck, while the
+# other workers run the ordinary tests. They form the xdist group "heavy" (one worker, with
+# --dist loadgroup), and take a lock shared by the workers, because pytest 9.2 drops the
+# group xdist 3.8 writes into the node id (pytest-xdist issue 1386).
 HEAVY = "heavy"
 
 
@@ -32,11 +36,32 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): run in one pytest-xdist worker")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
+def _heavy(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in ("slow", "timing"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("slow") or item.get_closest_marker("timing"):
+        if _heavy(item):
             item.add_marker(pytest.mark.xdist_group(HEAVY))
+
+
+@pytest.fixture(autouse=True)
+def _one_heavy_test_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    if not _heavy(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    # Each worker's base temporary directory is a child of the run's.
+    lock = tmp_path_factory.getbasetemp().parent / "heavy-tests.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
