@@ -4,32 +4,72 @@ that is emptied between tests, through the real ASGI app."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
 from cloudadmin.config import Settings
-from cloudadmin.db.base import Base
-from cloudadmin.db.engine import create_engine
 from cloudadmin.db.migrate import upgrade
+from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 
-# Tables whose rows come from migrations and survive between tests.
-SEEDED = {"groups"}
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
+
+
+# Under pytest-xdist (scripts/test runs `-n auto`) the tests that start servers and workers,
+# and those that measure time, run one at a time: two of them side by side on a small
+# machine would make each other's deadlines and latency bounds a matter of luck, while the
+# other workers run the ordinary tests. They form the xdist group "heavy" (one worker, with
+# --dist loadgroup), and take a lock shared by the workers, because pytest 9.2 drops the
+# group xdist 3.8 writes into the node id (pytest-xdist issue 1386).
+HEAVY = "heavy"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "xdist_group(name): run in one pytest-xdist worker")
+
+
+def _heavy(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in ("slow", "timing"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _heavy(item):
+            item.add_marker(pytest.mark.xdist_group(HEAVY))
+
+
+@pytest.fixture(autouse=True)
+def _one_heavy_test_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    if not _heavy(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    # Each worker's base temporary directory is a child of the run's.
+    lock = tmp_path_factory.getbasetemp().parent / "heavy-tests.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """A migrated, empty database per backend for the whole session."""
+    """A migrated, empty database per backend for the whole session (of each xdist
+    worker: each creates its own PostgreSQL database and SQLite file)."""
     if request.param == "sqlite":
         path = tmp_path_factory.mktemp("sqlite") / "test.db"
         url = f"sqlite+aiosqlite:///{path}"
@@ -62,22 +102,9 @@ def dialect(database_url: str) -> str:
     return "sqlite" if database_url.startswith("sqlite") else "postgresql"
 
 
-async def _empty_all_tables(url: str, settings: Settings) -> None:
-    engine = create_engine(settings, url)
-    tables = [t.name for t in reversed(Base.metadata.sorted_tables) if t.name not in SEEDED]
-    async with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            await conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
-        else:
-            await conn.execute(text("PRAGMA defer_foreign_keys=ON"))
-            for name in tables:
-                await conn.execute(text(f"DELETE FROM {name}"))
-    await engine.dispose()
-
-
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
-    await _empty_all_tables(database_url, settings)
+    await empty_all_tables(database_url, settings)
     application = create_app(settings)
     yield application
     await application.state.engine.dispose()

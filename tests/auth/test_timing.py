@@ -19,6 +19,9 @@ from cloudadmin.auth import service
 from cloudadmin.config import Settings
 from tests.factories import Landscape, landscape
 
+# Medians of refusal times: kept apart from servers and workers under xdist (conftest.py).
+pytestmark = pytest.mark.timing
+
 URL = "/cloud/v1/users"
 ROUNDS = 150
 

@@ -9,7 +9,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import (
-    AmqpSubscription,
     Client,
     LifecyclePolicy,
     Listener,
@@ -22,6 +21,8 @@ from cloudadmin.kit.crypto import SecretBox
 from tests.factories import Landscape, landscape, make_client, make_key, make_user, next_id
 
 SECRET_KEY = "test-secret-key"  # conftest's Settings.secret_key
+# What the app encrypts with (app.state.secret_box), for rows arranged without the app.
+BOX = SecretBox(SECRET_KEY)
 
 
 class CloudLandscape:
@@ -129,24 +130,6 @@ async def make_prices(session: AsyncSession, region_id: int, **over: Any) -> Non
     fields.update(over)
     session.add(PriceCatalogue(region_id=region_id, **fields))
     await session.commit()
-
-
-async def make_subscription(
-    session: AsyncSession, client_id: int, connection_string: str, **over: Any
-) -> int:
-    sid = next_id()
-    session.add(
-        AmqpSubscription(
-            id=sid,
-            client_id=client_id,
-            connection_string_encrypted=SecretBox(SECRET_KEY).encrypt(connection_string),
-            exchange=over.pop("exchange", "events"),
-            routing_key=over.pop("routing_key", "user.actions"),
-            receive_child_client_events=over.pop("receive_child_client_events", False),
-        )
-    )
-    await session.commit()
-    return sid
 
 
 async def events(session: AsyncSession, api_group: str | None = None) -> list[dict[str, Any]]:

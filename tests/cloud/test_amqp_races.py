@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import AmqpSubscription
-from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_subscription
+from tests.cloud.helpers import CloudLandscape, cloud_landscape, events
+from tests.events.helpers import make_subscription
 from tests.factories import auth
 from tests.races import in_order
 
@@ -41,7 +42,8 @@ class TestUnsubscribeRacingUnsubscribe:
         self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
         session: AsyncSession, cl: CloudLandscape,
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, app.state.secret_box, cl.ls.client_account,
+                                       CONN, exchange="events", routing_key="user.actions")).id
         first, second = await in_order(
             app, session, AmqpSubscription, sid,
             client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin)),
@@ -56,7 +58,8 @@ class TestUpdateRacingUnsubscribe:
         self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
         session: AsyncSession, cl: CloudLandscape, dialect: str,
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, app.state.secret_box, cl.ls.client_account,
+                                       CONN, exchange="events", routing_key="user.actions")).id
         gone, update = await in_order(
             app, session, AmqpSubscription, sid,
             client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin)),

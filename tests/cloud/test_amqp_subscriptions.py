@@ -12,12 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.db.models import AmqpSubscription
 from cloudadmin.kit.crypto import SecretBox
 from tests.cloud.helpers import (
+    BOX,
     SECRET_KEY,
     CloudLandscape,
     cloud_landscape,
     events,
-    make_subscription,
 )
+from tests.events.helpers import make_subscription
 from tests.factories import auth
 
 BASE = "/cloud/v1/user_actions"
@@ -52,7 +53,7 @@ class TestUpdateSubscription:
     async def test_partial_update_answers_masked(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={"routing_key": "audit"},
                                headers=auth(cl.ls.client_admin))
         assert r.status_code == 200, r.text
@@ -63,7 +64,7 @@ class TestUpdateSubscription:
     async def test_new_connection_string_is_stored_encrypted(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         new = "amqp://svc:n3w-pass@mq2.example:5672/%2F"
         r = await client.patch(one(sid), json={"connection_string": new,
                                                "receive_child_client_events": True},
@@ -79,7 +80,7 @@ class TestUpdateSubscription:
     async def test_records_one_user_action_without_the_password(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         await client.patch(one(sid), json={"connection_string": "amqp://a:topsecret@h:1/v",
                                            "exchange": None},
                            headers=auth(cl.ls.client_admin))
@@ -97,7 +98,7 @@ class TestUpdateSubscription:
     async def test_empty_body_changes_nothing(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={}, headers=auth(cl.ls.client_admin))
         assert r.status_code == 200
         assert r.json()["connection_string"] == MASKED
@@ -106,7 +107,7 @@ class TestUpdateSubscription:
     async def test_percent_encoded_password_is_understood(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         new = "amqp://us%3Aer:p%40ss%2Fw0rd@broker.example:5672/my%2Fvhost"
         r = await client.patch(one(sid), json={"connection_string": new},
                                headers=auth(cl.ls.client_admin))
@@ -142,7 +143,7 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape,
         conn: str, problem: str,
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={"connection_string": conn},
                                headers=auth(cl.ls.client_admin))
         assert r.status_code == 400, r.text
@@ -160,7 +161,7 @@ class TestUpdateSubscription:
     async def test_valid_connection_strings(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, conn: str
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={"connection_string": conn},
                                headers=auth(cl.ls.client_admin))
         assert r.status_code == 200, r.text
@@ -181,7 +182,7 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape,
         body: dict[str, Any], field: str,
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json=body, headers=auth(cl.ls.client_admin))
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == [field]
@@ -189,7 +190,7 @@ class TestUpdateSubscription:
     async def test_member_is_forbidden(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={"routing_key": "x"},
                                headers=auth(cl.ls.client_member))
         assert r.status_code == 403
@@ -199,7 +200,7 @@ class TestUpdateSubscription:
     async def test_another_accounts_subscription_is_404(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, who: str
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         key = getattr(cl, who, None) or getattr(cl.ls, who)
         r = await client.patch(one(sid), json={"routing_key": "x"}, headers=auth(key))
         assert r.status_code == 404
@@ -209,7 +210,7 @@ class TestUpdateSubscription:
     async def test_operator_updates_any(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json={"exchange": "ops"}, headers=auth(cl.ls.operator))
         assert r.status_code == 200
         ev = (await events(session))[0]
@@ -218,7 +219,7 @@ class TestUpdateSubscription:
     async def test_reseller_admin_updates_its_own(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.reseller_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.reseller_account, CONN)).id
         r = await client.patch(one(sid), json={"receive_child_client_events": True},
                                headers=auth(cl.ls.reseller))
         assert r.status_code == 200
@@ -268,7 +269,7 @@ class TestSubscribe:
     async def test_second_subscription_is_409(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        await make_subscription(session, cl.ls.client_account.id, CONN)
+        await make_subscription(session, BOX, cl.ls.client_account, CONN)
         r = await client.post(f"{BASE}/subscribe_amqp", json={"connection_string": CONN},
                               headers=auth(cl.ls.client_admin))
         assert r.status_code == 409
@@ -297,7 +298,7 @@ class TestUnsubscribe:
     async def test_deletes_the_accounts_subscription(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin))
         assert r.status_code == 204
         assert await stored(session, cl.ls.client_account.id) is None
@@ -314,7 +315,7 @@ class TestUnsubscribe:
     async def test_member_is_forbidden(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        await make_subscription(session, cl.ls.client_account.id, CONN)
+        await make_subscription(session, BOX, cl.ls.client_account, CONN)
         r = await client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_member))
         assert r.status_code == 403
         assert await stored(session, cl.ls.client_account.id) is not None
@@ -324,8 +325,8 @@ class TestReadSubscriptions:
     async def test_get_one_masked(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = await make_subscription(session, cl.ls.client_account.id, CONN,
-                                      receive_child_client_events=True)
+        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN,
+                                      child_events=True)).id
         r = await client.get(one(sid), headers=auth(cl.ls.client_member))
         assert r.status_code == 200
         got = r.json()
@@ -336,8 +337,8 @@ class TestReadSubscriptions:
     async def test_list_shows_only_the_callers_account(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        mine = await make_subscription(session, cl.ls.client_account.id, CONN)
-        await make_subscription(session, cl.foreign_account.id, CONN)
+        mine = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
+        await make_subscription(session, BOX, cl.foreign_account, CONN)
         r = await client.get(f"{BASE}/amqp_subscriptions_list", headers=auth(cl.ls.client_admin))
         got = r.json()
         assert got["count"] == 1 and [s["id"] for s in got["results"]] == [mine]
@@ -345,8 +346,8 @@ class TestReadSubscriptions:
     async def test_operator_lists_all_and_filters(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        await make_subscription(session, cl.ls.client_account.id, CONN)
-        theirs = await make_subscription(session, cl.foreign_account.id, CONN)
+        await make_subscription(session, BOX, cl.ls.client_account, CONN)
+        theirs = (await make_subscription(session, BOX, cl.foreign_account, CONN)).id
         r = await client.get(f"{BASE}/amqp_subscriptions_list", headers=auth(cl.ls.operator))
         assert r.json()["count"] == 2
         r = await client.get(f"{BASE}/amqp_subscriptions_list",

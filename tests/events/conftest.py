@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.factories import Landscape, landscape
+from tests.waiting import until
 
 RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
@@ -54,12 +55,20 @@ class Inbox:
     async def on_message(self, message: aio_pika.abc.AbstractIncomingMessage) -> None:
         self.received.append(message)
 
-    async def drain(self, expected: int, timeout: float = 10.0) -> list[Any]:
-        """Waits until ``expected`` messages arrived (or the timeout), returns all so far."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while len(self.received) < expected and loop.time() < deadline:
-            await asyncio.sleep(0.02)
+    async def drain(self, expected: int, timeout: float = 10.0, why: str = "") -> list[Any]:
+        """Waits until ``expected`` messages arrived, returns all so far; fails saying how
+        many were missing (and ``why`` they were expected) when they do not arrive within
+        ``timeout``."""
+        await until(lambda: len(self.received) >= expected,
+                    lambda: f"{expected} messages in queue {self.exchange}"
+                            f"{f' ({why})' if why else ''}, {len(self.received)} arrived",
+                    timeout)
+        return self.received
+
+    async def settle(self, seconds: float = 1.5) -> list[Any]:
+        """Waits ``seconds`` for messages that must not come (a duplicate, an event not
+        owed), then returns all that arrived."""
+        await asyncio.sleep(seconds)
         return self.received
 
 

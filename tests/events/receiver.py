@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import ipaddress
 import json
 import socket
@@ -18,6 +17,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests.waiting import until
 
 
 @dataclass
@@ -88,8 +89,8 @@ class Receiver:
                                 timeout_keep_alive=1, **tls)  # type: ignore[arg-type]
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
-        await wait_for(lambda: self._server is not None and self._server.started,
-                       "the receiver to start")
+        await until(lambda: self._server is not None and self._server.started,
+                    "the receiver to start")
 
     async def stop(self) -> None:
         if self._server is None or self._task is None:
@@ -98,22 +99,6 @@ class Receiver:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(self._task, 10)
         self._server, self._task = None, None
-
-
-async def wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
-    """Waits until ``condition()`` (or the awaitable it returns) holds, polling; fails
-    saying what was missing."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        held = condition()
-        if inspect.isawaitable(held):
-            held = await held
-        if held:
-            return
-        if loop.time() > deadline:
-            raise AssertionError(f"waited {timeout:.0f}s for {what}")
-        await asyncio.sleep(0.02)
 
 
 def self_signed(directory: Path) -> tuple[str, str]:

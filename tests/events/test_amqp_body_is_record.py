@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import timedelta
 from typing import Any
@@ -25,6 +24,7 @@ from tests.cloud.helpers import make_listener, make_project, make_region
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth
+from tests.waiting import until
 
 LOG = "/cloud/v1/user_actions"
 # Nothing listens on port 1 of the loopback: connections are refused at once.
@@ -51,13 +51,15 @@ async def logged(client: httpx.AsyncClient, token: str) -> list[dict[str, Any]]:
 
 async def wait_acknowledged(client: httpx.AsyncClient, token: str,
                             timeout: float = 10.0) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        [record] = await logged(client, token)
-        if record["acknowledged"] or loop.time() > deadline:
-            return record
-        await asyncio.sleep(0.05)
+    """The one logged record, once it is acknowledged; fails when it never is."""
+    seen: list[dict[str, Any]] = []
+
+    async def acknowledged() -> bool:
+        seen[:] = await logged(client, token)
+        return len(seen) == 1 and seen[0]["acknowledged"] is True
+
+    await until(acknowledged, lambda: f"the delivery to be acknowledged, log: {seen}", timeout)
+    return seen[0]
 
 
 class TestOneShape:

@@ -23,6 +23,7 @@ from cloudadmin.events.wakeup import CHANNEL, outbox_written, subscribe_local
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.factories import Landscape, auth, make_client
+from tests.waiting import until
 
 SELLERS = "/iam/admin/sellers"
 NEVER = 3600.0  # a poll interval no test waits for: only a wake-up can deliver in time
@@ -38,21 +39,11 @@ async def running(app: FastAPI, **intervals: float) -> AsyncIterator[Dispatcher]
     stop = asyncio.Event()
     task = asyncio.create_task(d.run(stop))
     try:
-        assert await until(lambda: d.looks >= 1, 30), "the dispatcher never started"
+        await until(lambda: d.looks >= 1, "the dispatcher to start", timeout=30)
         yield d
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
-
-
-async def until(predicate: Any, timeout: float) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 async def owe_one(session: AsyncSession, subscription_id: int, n: int = 1) -> None:
@@ -77,7 +68,7 @@ class TestWakeUp:
             r = await client.post(SELLERS, json={"email": "w@sales.example", "full_name": "W"},
                                   headers=auth(ls.reseller))
             assert r.status_code == 200
-            got = await inbox.drain(1, timeout=30)
+            got = await inbox.drain(1, timeout=30, why="not woken by the commit")
         assert len(got) == 1, "not woken by the commit"
 
     async def test_notify_wakes_it_on_postgresql(
@@ -92,7 +83,7 @@ class TestWakeUp:
             await owe_one(session, sub.id)
             await notify(session, CHANNEL)  # NOTIFY alone: nothing in this process is told
             await session.commit()
-            got = await inbox.drain(1, timeout=30)
+            got = await inbox.drain(1, timeout=30, why="not woken by NOTIFY")
         assert len(got) == 1, "not woken by NOTIFY"
 
     async def test_it_listens_again_after_losing_the_connection(
@@ -115,11 +106,11 @@ class TestWakeUp:
                 pid = d.listener.server_pid if d.listener else None
                 return pid is not None and pid != first
 
-            assert await until(again, 30), "the LISTEN connection was not reopened"
+            await until(again, "the LISTEN connection to be reopened", timeout=30)
             await owe_one(session, sub.id)
             await notify(session, CHANNEL)
             await session.commit()
-            got = await inbox.drain(1, timeout=30)
+            got = await inbox.drain(1, timeout=30, why="not woken by NOTIFY after reconnecting")
         assert len(got) == 1, "not woken by NOTIFY after reconnecting"
 
     async def test_a_due_retry_wakes_it(
@@ -133,7 +124,7 @@ class TestWakeUp:
                                   next_attempt_at=utcnow() + timedelta(seconds=1)))
         await session.commit()
         async with running(app):
-            got = await inbox.drain(1, timeout=30)
+            got = await inbox.drain(1, timeout=30, why="the retry's due time did not wake it")
         assert len(got) == 1, "the retry's due time did not wake it"
 
 

@@ -34,9 +34,10 @@ from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
-from tests.events.receiver import Receiver, self_signed, wait_for
+from tests.events.receiver import Receiver, self_signed
 from tests.events.test_status import status_output
 from tests.factories import Landscape, auth, next_id
+from tests.waiting import until
 
 SECRET = "Bearer wh-s3cret-header-value"
 NOT_ALLOWED = "Connections to this address are not allowed: "
@@ -125,7 +126,7 @@ class TestDelivery:
                            header="X-Hook-Auth")
         [event_id] = await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
-        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        await until(lambda: len(receiver.received) == 1, "one delivery")
         [got] = receiver.received
         assert got.method == "POST" and got.path == "/hooks/user-actions"
         assert got.headers["x-hook-auth"] == SECRET
@@ -145,7 +146,7 @@ class TestDelivery:
         [before] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
         assert before["acknowledged"] is False
         await dispatch_all(webhook_dispatcher)
-        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        await until(lambda: len(receiver.received) == 1, "one delivery")
         [record] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
         assert record["acknowledged"] is True
         assert receiver.received[0].body == record and record["id"] == event_id
@@ -161,7 +162,7 @@ class TestDelivery:
         await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
-        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        await until(lambda: len(receiver.received) == 1, "one delivery")
         [record] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
         assert record["acknowledged"] is False
 
@@ -176,7 +177,7 @@ class TestDelivery:
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
         [message] = await inbox.drain(1)
-        await wait_for(lambda: len(receiver.received) == 1, "one delivery")
+        await until(lambda: len(receiver.received) == 1, "one delivery")
         assert receiver.received[0].body == json.loads(message.body)
 
     async def test_in_order_per_subscription(
@@ -193,8 +194,9 @@ class TestDelivery:
             stop = asyncio.Event()
             task = asyncio.create_task(webhook_dispatcher.run(stop))
             try:
-                await wait_for(lambda: len(receiver.accepted) == 25 and len(other.accepted) == 5,
-                               "every event at its own receiver")
+                await until(lambda: len(receiver.accepted) == 25 and len(other.accepted) == 5,
+                            lambda: "25 and 5 events at their receivers, got "
+                            f"{len(receiver.accepted)} and {len(other.accepted)}")
             finally:
                 stop.set()
                 await task
@@ -213,7 +215,7 @@ class TestDelivery:
         await act(session, ls.client_account)
         [own] = await act(session, ls.reseller_account)
         await dispatch_all(webhook_dispatcher)
-        await wait_for(lambda: len(receiver.received) >= 1, "a delivery")
+        await until(lambda: len(receiver.received) >= 1, "a delivery")
         assert [r.body["id"] for r in receiver.received] == [own]
 
 
@@ -270,8 +272,8 @@ class TestRetries:
             stop = asyncio.Event()
             task = asyncio.create_task(webhook_dispatcher.run(stop))
             try:
-                await wait_for(lambda: len(down.accepted) == 4, "the held events")
-                await wait_for(lambda: _none_pending(session), "the deliveries marked")
+                await until(lambda: len(down.accepted) == 4, "the held events")
+                await until(lambda: _none_pending(session), "the deliveries marked")
             finally:
                 stop.set()
                 await task
@@ -378,7 +380,7 @@ class TestOutbound:
             await act(session, ls.client_account)
             await dispatch_all(dispatcher)
             if allowed:
-                await wait_for(lambda: len(receiver.received) == 1, "the delivery")
+                await until(lambda: len(receiver.received) == 1, "the delivery")
                 assert receiver.received[0].headers["host"] == f"hook.example:{receiver.port}"
                 assert await pending(session) == 0
             else:

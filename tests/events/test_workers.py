@@ -23,6 +23,7 @@ from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.factories import make_client
+from tests.waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -64,14 +65,8 @@ def start_worker(settings: Settings, tmp: Path, name: str, **env: str) -> subpro
                             stdout=log, stderr=subprocess.STDOUT)
 
 
-async def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
+def missing(expected: set[str], inbox: Inbox) -> str:
+    return f"{len(expected - {m.message_id for m in inbox.received})} of {len(expected)}"
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -91,7 +86,7 @@ class TestWorkerCrash:
         expected = await owe_events(session, [sub.id], 3000)
         first = start_worker(settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="50")
         try:
-            assert await wait_for(lambda: len(inbox.received) > 0, 60), "nothing delivered"
+            await until(lambda: len(inbox.received) > 0, "a first delivery", timeout=60)
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
         finally:
@@ -100,9 +95,8 @@ class TestWorkerCrash:
         assert len({m.message_id for m in inbox.received}) < len(expected), "killed too late"
         second = start_worker(settings, tmp_path, "second")
         try:
-            assert await wait_for(
-                lambda: {m.message_id for m in inbox.received} >= expected, 90
-            ), "events lost"
+            await until(lambda: {m.message_id for m in inbox.received} >= expected,
+                        lambda: f"every event, {missing(expected, inbox)} lost", timeout=90)
         finally:
             stop(second)
         assert second.returncode == 0
@@ -131,9 +125,9 @@ class TestTwoWorkers:
                                 CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60")
                    for i in range(2)]
         try:
-            delivered = await wait_for(lambda: len(inbox.received) >= len(expected), 300)
-            missing = len(expected - {m.message_id for m in inbox.received})
-            assert delivered, f"{missing} of {len(expected)} events not delivered within 300 s"
+            await until(lambda: len(inbox.received) >= len(expected),
+                        lambda: f"every event, {missing(expected, inbox)} not delivered",
+                        timeout=300)
             await asyncio.sleep(1.0)  # a late duplicate would show up now
         finally:
             for w in workers:
@@ -162,9 +156,9 @@ class TestWorkerMetrics:
         worker = start_worker(settings, tmp_path, "metrics",
                               CLOUDADMIN_WORKER_METRICS_PORT=str(port))
         try:
-            assert await wait_for(
-                lambda: {m.message_id for m in inbox.received} >= expected, 90
-            ), "events not delivered"
+            await until(lambda: {m.message_id for m in inbox.received} >= expected,
+                        lambda: f"every event, {missing(expected, inbox)} not delivered",
+                        timeout=90)
             async with httpx.AsyncClient() as http:
                 scrape = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
         finally:

@@ -19,8 +19,8 @@ from cloudadmin.db.models import AmqpSubscription, ApiKey, Branding, User
 from cloudadmin.importer import LoadError, load_into, parse_document
 from cloudadmin.importer.kinds import KINDS
 from cloudadmin.kit.crypto import SecretBox
+from tests.cleaning import empty_all_tables
 from tests.cli.terminal import run_in_terminal
-from tests.conftest import _empty_all_tables
 from tests.exporter.helpers import export_text, full_landscape
 
 
@@ -31,7 +31,7 @@ class TestRoundTrip:
     ) -> None:
         await full_landscape(settings, client, session)
         first = await export_text(settings)
-        await _empty_all_tables(database_url, settings)
+        await empty_all_tables(database_url, settings)
         await load_into(settings, parse_document(first))
         second = await export_text(settings)
         assert second == first
@@ -51,7 +51,7 @@ class TestRoundTrip:
         keys = await full_landscape(settings, client, session)
         before = await _stored_secrets(session)
         text = await export_text(settings)
-        await _empty_all_tables(database_url, settings)
+        await empty_all_tables(database_url, settings)
         await load_into(settings, parse_document(text))
         session.expire_all()
         assert await _stored_secrets(session) == before

@@ -19,13 +19,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.billing.helpers import addendum_row, insert_addendums
 from tests.cloud.helpers import (
+    BOX,
     CloudLandscape,
     cloud_landscape,
     make_listener,
     make_policy,
     make_prices,
-    make_subscription,
 )
+from tests.events.helpers import make_subscription
 from tests.factories import auth, make_seller, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD
 from tests.iam.users_helpers import Cast, cast
@@ -463,7 +464,7 @@ CONN = "amqps://events:s3cret@broker.example:5671/prod"
 
 async def subscribed(session: AsyncSession) -> tuple[CloudLandscape, int]:
     cl = await cloud_landscape(session)
-    return cl, await make_subscription(session, cl.ls.client_account.id, CONN)
+    return cl, (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
 
 
 @case("POST", "/cloud/v1/user_actions/subscribe_amqp")
@@ -500,7 +501,7 @@ async def list_subscriptions(
     cl = await cloud_landscape(session)
     url = f"{ACTIONS}/amqp_subscriptions_list"
     empty = await client.get(url, headers=auth(cl.ls.client_member))
-    await make_subscription(session, cl.ls.client_account.id, CONN, exchange=None,
+    await make_subscription(session, BOX, cl.ls.client_account, CONN, exchange=None,
                             routing_key=None)
     return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
             await client.get(url, headers=auth(cl.ls.operator))]

@@ -17,7 +17,7 @@ from tests.databases import redis_url
 from tests.factories import Landscape, auth, landscape
 from tests.web.attacks import beside, flood, legitimate, served, trickle
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 USERS = "/cloud/v1/users"
 SELLERS = "/iam/admin/sellers"
