@@ -17,7 +17,11 @@ from cloudadmin.config import Settings
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.migrate import upgrade
+from cloudadmin.web.app_state import app_state
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+
+# Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly.
+pytest_plugins = ["tests.driver_guard"]
 
 # Tables whose rows come from migrations and survive between tests.
 SEEDED = {"groups"}
@@ -80,7 +84,7 @@ async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
     await _empty_all_tables(database_url, settings)
     application = create_app(settings)
     yield application
-    await application.state.engine.dispose()
+    await app_state(application).engine.dispose()
 
 
 @pytest.fixture
@@ -93,5 +97,5 @@ async def client(app: object) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def session(app: object) -> AsyncIterator[AsyncSession]:
     """A session for arranging data; commit explicitly."""
-    async with app.state.sessionmaker() as s:  # type: ignore[attr-defined]
+    async with app_state(app).sessionmaker() as s:  # type: ignore[arg-type]
         yield s

@@ -37,6 +37,7 @@ from cloudadmin.observability import exposition
 from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
 from cloudadmin.web import docs_pages
+from cloudadmin.web.app_state import AppState, app_state
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_error_schema
@@ -61,7 +62,7 @@ async def healthz_head() -> Response:
 
 async def _database_answers(request: Request) -> bool:
     try:
-        async with request.app.state.engine.connect() as conn:
+        async with app_state(request.app).engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception:
         return False
@@ -96,10 +97,10 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     # and requests take their turns (web/turns.py) on a pool only they use.
     engine = create_engine(settings)
     dispatcher = Dispatcher(
-        engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
+        engine, app_state(app).secret_box, lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
-        batch_size=settings.dispatcher_batch_size, outbound=app.state.outbound,
+        batch_size=settings.dispatcher_batch_size, outbound=app_state(app).outbound,
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
         # `serve --workers N` runs N of these: one dispatches, the others stand by.
@@ -126,8 +127,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
-        await app.state.throttle.close()
-        await app.state.engine.dispose()
+        await app_state(app).throttle.close()
+        await app_state(app).engine.dispose()
         exposition.forget_this_process(settings)
 
     app = FastAPI(
@@ -140,16 +141,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
-    app.state.settings = settings
-    app.state.engine = create_engine(settings)
-    app.state.sessionmaker = create_sessionmaker(app.state.engine)
-    app.state.read_engine = autocommit_engine(app.state.engine)
-    app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
-    app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
+    engine = create_engine(settings)
+    read_engine = autocommit_engine(engine)
+    AppState(
+        settings=settings,
+        engine=engine,
+        sessionmaker=create_sessionmaker(engine),
+        read_engine=read_engine,
+        read_sessionmaker=create_read_sessionmaker(read_engine),
+        turns=Turns(settings.db_pool_size, settings.db_pool_timeout),
+        throttle=Throttle.from_settings(settings),
+        secret_box=SecretBox(settings.resolved_secret_key()),
+        outbound=Outbound.from_settings(settings),
+    ).install(app)
     DB_POOL_SIZE.set(settings.db_pool_size)
-    app.state.throttle = Throttle.from_settings(settings)
-    app.state.secret_box = SecretBox(settings.resolved_secret_key())
-    app.state.outbound = Outbound.from_settings(settings)
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)

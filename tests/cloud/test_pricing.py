@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
 from cloudadmin.db.models import PriceCatalogue
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_prices
 from tests.factories import auth
 
@@ -291,7 +292,7 @@ class TestPricesFile:
              "public_ipv4_per_hour": 0.005, "tax_percent": 0, "discount_percent": 0},
             {"region_id": cl.other_region, "currency_code": "GBP", "public_ipv4_per_hour": 1},
         ]}))
-        assert await load_prices_file(app.state.sessionmaker, path) == 2
+        assert await load_prices_file(app_state(app).sessionmaker, path) == 2
         body = {"pools": [pool(node_count=1, boot_volume_size=10, is_public_ipv4=False)]}
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
         assert figures(got["instances"][0])[0] == Decimal("0.1")
@@ -305,7 +306,7 @@ class TestPricesFile:
         path = tmp_path / "prices.json"
         path.write_text(json.dumps([{"region_id": cl.region, "currency_code": "USD",
                                      "public_ipv4_per_hour": "0.004"}]))
-        assert await load_prices_file(app.state.sessionmaker, path) == 1
+        assert await load_prices_file(app_state(app).sessionmaker, path) == 1
 
     @pytest.mark.parametrize(
         ("doc", "where"),
@@ -328,7 +329,7 @@ class TestPricesFile:
         path = tmp_path / "prices.json"
         path.write_text(json.dumps(doc))
         with pytest.raises(PriceFileError) as err:
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)
         assert str(err.value).startswith(where + ":")
 
     async def test_unknown_region_writes_nothing(
@@ -340,13 +341,13 @@ class TestPricesFile:
             {"region_id": 987654, "currency_code": "EUR", "public_ipv4_per_hour": 1},
         ]))
         with pytest.raises(PriceFileError, match="987654"):
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)
         assert await session.get(PriceCatalogue, cl.region) is None
 
     async def test_unreadable_or_invalid_json(self, app, tmp_path: Path):
         with pytest.raises(PriceFileError, match="cannot be read"):
-            await load_prices_file(app.state.sessionmaker, tmp_path / "missing.json")
+            await load_prices_file(app_state(app).sessionmaker, tmp_path / "missing.json")
         path = tmp_path / "bad.json"
         path.write_text("{not json")
         with pytest.raises(PriceFileError, match="not valid JSON"):
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)

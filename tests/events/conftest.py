@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, landscape
 
 RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
@@ -113,7 +114,7 @@ async def ls(session: AsyncSession) -> Landscape:
 @pytest.fixture
 async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
     """A dispatcher on the test database; tests drive its passes themselves."""
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05,
-                   outbound=app.state.outbound)
+    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2, poll_seconds=0.05,
+                   outbound=app_state(app).outbound)
     yield d
     await d.brokers.close()

@@ -17,6 +17,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.events import user_actions
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Actor, Resource
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth
@@ -38,7 +39,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         r = await client.post(SELLERS, json={"email": "e@sales.example", "full_name": "E"},
                               headers={**auth(ls.reseller), "User-Agent": "ua/1",
@@ -65,7 +66,7 @@ class TestDelivery:
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
         # The default exchange routes by queue name.
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=None, routing_key=inbox.queue.name)
         await client.post(SELLERS, json={"email": "d@sales.example", "full_name": "D"},
                           headers=auth(ls.reseller))
@@ -76,7 +77,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         body = {"email": "twice@sales.example", "full_name": "T"}
         assert (await client.post(SELLERS, json=body, headers=auth(ls.reseller))).status_code \
@@ -91,7 +92,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         for i in range(30):
             await client.post(SELLERS, json={"email": f"o{i}@sales.example", "full_name": "O"},
@@ -122,7 +123,7 @@ class TestChildClientEvents:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, inbox: Inbox,
         rabbit_url: str, dispatcher: Dispatcher, child_events: bool,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key,
                                 child_events=child_events)
         await _child_event(session, ls)
@@ -136,10 +137,10 @@ class TestChildClientEvents:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, inbox: Inbox,
         rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key,
                                 child_events=True)
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         await _child_event(session, ls)
         await dispatch_all(dispatcher)
@@ -154,8 +155,9 @@ class TestBrokerOutage:
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
         closed = "amqp://guest:hidden-pw@127.0.0.1:1/%2F"
-        sub = await make_subscription(session, app.state.secret_box, ls.reseller_account, closed,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(session, app_state(app).secret_box,
+                                      ls.reseller_account, closed, exchange=inbox.exchange,
+                                      routing_key=inbox.routing_key)
         sub_id = sub.id
         for i in range(3):
             await client.post(SELLERS, json={"email": f"h{i}@sales.example", "full_name": "H"},
@@ -175,7 +177,7 @@ class TestBrokerOutage:
 
         # The subscriber fixes its broker address; the held events then arrive in order.
         await session.execute(update(AmqpSubscription).where(AmqpSubscription.id == sub_id)
-                              .values(connection_string_encrypted=app.state.secret_box
+                              .values(connection_string_encrypted=app_state(app).secret_box
                                       .encrypt(rabbit_url)))
         await session.execute(update(DeliveryState).values(
             next_attempt_at=utcnow() - timedelta(seconds=1)))
@@ -189,10 +191,10 @@ class TestBrokerOutage:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.client_account,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                 "amqp://guest:guest@127.0.0.1:1/%2F",
                                 exchange="x", routing_key="y")
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         await _child_event(session, ls)  # owed to the dead subscriber
         await client.post(SELLERS, json={"email": "live@sales.example", "full_name": "L"},

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
+from cloudadmin.web.app_state import app_state
 from tests.cli.test_serve import free_port
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
@@ -86,7 +87,7 @@ class TestWorkerCrash:
         settings: Settings, tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         expected = await owe_events(session, [sub.id], 3000)
         first = start_worker(settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="50")
@@ -122,7 +123,7 @@ class TestTwoWorkers:
         subs = []
         for _ in range(20):
             account = await make_client(session)
-            sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+            sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                           exchange=inbox.exchange,
                                           routing_key=inbox.routing_key)
             subs.append(sub.id)
@@ -155,7 +156,7 @@ class TestWorkerMetrics:
         settings: Settings, tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         expected = await owe_events(session, [sub.id], 3)
         port = free_port()

@@ -22,6 +22,7 @@ from cloudadmin.app import create_app
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.logs import RedactAccessQuery, log_config
+from cloudadmin.web.app_state import app_state
 from tests.cli.test_serve import free_port, wait_until_healthy
 from tests.factories import Landscape, auth, landscape
 
@@ -54,7 +55,7 @@ def trusting(settings: Settings, app: Any) -> Any:
             async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
                 yield c
         finally:
-            await application.state.engine.dispose()
+            await app_state(application).engine.dispose()
 
     return make
 

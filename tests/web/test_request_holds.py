@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.app import create_app
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, FailedLoginNotice
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape
 from tests.pool import Checkouts
 
@@ -32,7 +33,7 @@ async def ls(session: AsyncSession) -> Landscape:
 
 @pytest.fixture
 def checkouts(app: FastAPI) -> Checkouts:
-    return Checkouts(app.state.engine)
+    return Checkouts(app_state(app).engine)
 
 
 class TestOneConnectionPerRequest:
@@ -96,7 +97,7 @@ async def make_app(app: FastAPI, settings: Settings) -> AsyncIterator[Callable[.
 
     yield make
     for application in made:
-        await application.state.engine.dispose()
+        await app_state(application).engine.dispose()
 
 
 def client_of(app: FastAPI) -> httpx.AsyncClient:

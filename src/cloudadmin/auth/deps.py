@@ -15,6 +15,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import TokenNotValid
 from cloudadmin.events.mail import note_failed_login, notice_due
 from cloudadmin.events.user_actions import Actor
+from cloudadmin.web.app_state import app_state
 
 # Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
 _api_key_header = APIKeyHeader(
@@ -26,11 +27,31 @@ _api_key_header = APIKeyHeader(
 
 
 async def get_session(request: Request) -> AsyncSession:
-    """The ORM session of the request's one transaction (opened by ApiRoute)."""
+    """The ORM session of the request's one transaction (opened by ApiRoute): a read's
+    or a write's, as its route declares or, undeclared, as its method says (GET and
+    HEAD read; web/route.py)."""
     return await request.state.db.session()  # type: ignore[no-any-return]
 
 
 Session = Annotated[AsyncSession, Depends(get_session)]
+
+
+async def get_read_session(request: Request) -> AsyncSession:
+    """Declares the route a read, whatever its method: no transaction (no write lock on
+    SQLite), and a session that refuses to flush a change (db/engine.py)."""
+    return await request.state.db.session()  # type: ignore[no-any-return]
+
+
+async def get_write_session(request: Request) -> AsyncSession:
+    """Declares the route a write, whatever its method: one transaction, committed by
+    ApiRoute when the answer is a success."""
+    return await request.state.db.session()  # type: ignore[no-any-return]
+
+
+# What a handler declares (as Polar's AsyncReadSession and AsyncSession): ApiRoute
+# opens the request's database by it (web/route.py, ``transaction_mode``).
+ReadSession = Annotated[AsyncSession, Depends(get_read_session)]
+WriteSession = Annotated[AsyncSession, Depends(get_write_session)]
 
 
 async def get_connection(request: Request) -> AsyncConnection:
@@ -46,7 +67,7 @@ async def get_caller(
     request: Request,
     authorization: Annotated[str | None, Depends(_api_key_header)] = None,
 ) -> Caller:
-    throttle = request.app.state.throttle
+    throttle = app_state(request.app).throttle
     db = request.state.db
     try:
         presented = parse_authorization(authorization)  # no database work for a bad header
@@ -61,7 +82,7 @@ async def get_caller(
         # here, without a transaction of their own (at most one per key per interval).
         if isinstance(refused, RefusedKnownKey) and notice_due(refused.noticed_at, utcnow()):
             await note_failed_login(
-                request.app.state.sessionmaker, key_id=refused.key_id,
+                app_state(request.app).sessionmaker, key_id=refused.key_id,
                 account_id=refused.account_id,
                 source_ip=request.client.host if request.client else "",
             )

@@ -7,13 +7,14 @@ from starlette.requests import Request
 
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.app_state import app_state
 
 ERROR_BODY = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
 def secret_box(request: Request) -> SecretBox:
-    return request.app.state.secret_box  # type: ignore[no-any-return]
+    return app_state(request.app).secret_box
 
 
 def outbound(request: Request) -> Outbound:
-    return request.app.state.outbound  # type: ignore[no-any-return]
+    return app_state(request.app).outbound
