@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -9,9 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
+from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import PriceCatalogue
 from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_prices
@@ -277,6 +280,68 @@ class TestPricePreview:
         r = await client.post(url(cl, project=cl.foreign_project), json={"pools": [pool()]},
                               headers=auth(cl.ls.client_admin))
         assert r.status_code == 404
+
+
+class TestPricePreviewIsARead:
+    """The preview declares a ReadSession (cloud/pricing/endpoints.py): it runs without
+    a transaction although it is a POST, so on SQLite it takes no write lock to read."""
+
+    async def test_its_statements_run_without_a_transaction(
+        self, app: Any, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+    ):
+        await make_prices(session, cl.region, **CATALOGUE)
+        seen: list[tuple[str, bool]] = []
+
+        def record(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            seen.append((statement, is_autocommit(conn)))
+
+        engine = app_state(app).engine.sync_engine
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            r = await client.post(url(cl), json={"pools": [pool()]},
+                                  headers=auth(cl.ls.client_member))
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        assert r.status_code == 200, r.text
+        reads = [autocommit for sql, autocommit in seen if "price_catalogues" in sql]
+        assert reads == [True], seen
+        assert not any(sql.startswith("BEGIN") for sql, _ in seen), seen
+
+    async def test_it_reads_while_another_connection_holds_the_write_lock(
+        self, app: Any, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+    ):
+        engine = app_state(app).engine
+        if engine.dialect.name != "sqlite":
+            pytest.skip("SQLite's write lock (PostgreSQL readers never wait for writers)")
+        await make_prices(session, cl.region, **CATALOGUE)
+        # A key's first use writes its last_usage (auth/service.py), once per interval:
+        # done before the lock is taken, as for any key in use.
+        first = await client.post(url(cl), json={"pools": [pool()]},
+                                  headers=auth(cl.ls.client_member))
+        assert first.status_code == 200, first.text
+        read_catalogue = asyncio.Event()
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if "price_catalogues" in statement:
+                read_catalogue.set()
+
+        async with engine.connect() as holder:
+            await holder.begin()  # BEGIN IMMEDIATE (db/engine.py): the write lock, held
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
+            answer = asyncio.create_task(client.post(
+                url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member)))
+            try:
+                # Below SQLite's busy timeout (10 s), after which a writer gives up.
+                await asyncio.wait_for(read_catalogue.wait(), 8)
+            except TimeoutError:
+                pytest.fail("the preview did not read its catalogue while another "
+                            "connection held the write lock: it waited for the lock")
+            finally:
+                event.remove(engine.sync_engine, "before_cursor_execute", record)
+                # Its activity-log row is a write: it goes in once the lock is free.
+                await holder.rollback()
+        r = await answer
+        assert r.status_code == 200, r.text
 
 
 class TestPricesFile:
