@@ -77,6 +77,9 @@ async def seller_behind_a_restarted_database(
 
 
 class TestLostConnections:
+    # The key lookup meets the dead connection on the driver path: replayed through
+    # SQLAlchemy, which flags it invalidated (db/driver.py).
+    @pytest.mark.driver_fallback
     async def test_a_read_runs_again_on_a_fresh_connection(
         self, settings: object, client: httpx.AsyncClient, ls: Landscape,
         session: AsyncSession, dialect: str
