@@ -49,7 +49,10 @@ log = logging.getLogger("cloudadmin.db.driver")
 # lost: replayed through SQLAlchemy for SQLAlchemy's own error. Anything else is a bug
 # here and propagates.
 _DRIVER_ERRORS: dict[str, tuple[type[BaseException], ...]] = {
-    "postgresql": (asyncpg.PostgresError, asyncpg.InterfaceError, OSError),
+    # InternalClientError: a connection whose server went away can be left mid-protocol
+    # ("cannot switch to state ..."; seen in tests/web/test_route.py's lost connections).
+    "postgresql": (asyncpg.PostgresError, asyncpg.InterfaceError,
+                   asyncpg.exceptions.InternalClientError, OSError),
     "sqlite": (sqlite3.Error, ValueError),  # aiosqlite: ValueError on a closed connection
 }
 
