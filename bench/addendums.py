@@ -149,10 +149,11 @@ async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, st
     from sqlalchemy import event, text
 
     from cloudadmin.app import create_app
+    from cloudadmin.auth.app_state import app_state
     from cloudadmin.config import Settings
 
     app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp))
-    engine = app.state.engine
+    engine = app_state(app).engine
     async with engine.connect() as conn:
         client_id = (await conn.execute(text("SELECT client_id FROM addendums WHERE id = :i"),
                                         {"i": max(rows // 2, 1)})).scalar_one()

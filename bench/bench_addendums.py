@@ -28,6 +28,7 @@ import httpx
 from sqlalchemy import text
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from cloudadmin.importer.command import load_into
@@ -106,14 +107,14 @@ async def run(url: str, label: str, doc: dict[str, Any], rows: int, requests: in
               f"{requests} requests per query", flush=True)
         app = create_app(settings)
         if url.startswith("postgresql"):  # the state autovacuum reaches after a bulk load
-            async with app.state.engine.connect() as conn:
+            async with app_state(app).engine.connect() as conn:
                 conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
                 await conn.execute(text("VACUUM ANALYZE"))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as c:
             for name, token, query in mix(doc, rows):
                 await measure(c, name, token, query, requests)
-        await app.state.engine.dispose()
+        await app_state(app).engine.dispose()
 
 
 async def main() -> None:

@@ -21,6 +21,7 @@ import httpx
 from sqlalchemy import insert
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from cloudadmin.db.models import ActivityLogEntry, ApiKey, Client, Seller, User, user_groups
@@ -34,7 +35,7 @@ SECRET = "bench-secret"
 
 
 async def seed(app, log_rows: int) -> str:  # type: ignore[no-untyped-def]
-    async with app.state.sessionmaker() as s:
+    async with app_state(app).sessionmaker() as s:
         s.add_all([
             Client(id=1, email="r@example.com", company_name="Reseller", client_type="reseller"),
             User(id=1, email="u@example.com", client_id=1),
@@ -94,7 +95,7 @@ async def run(url: str, label: str, requests: int, log_rows: int) -> None:
                           lambda i: ("GET", "/iam/activity_log/requests?limit=25", None))
             await measure(c, "GET activity_log status_code=4", requests,
                           lambda i: ("GET", "/iam/activity_log/requests?status_code=4", None))
-        await app.state.engine.dispose()
+        await app_state(app).engine.dispose()
 
 
 async def main() -> None:

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402
 
 from cloudadmin.app import create_app  # noqa: E402
+from cloudadmin.auth.app_state import app_state  # noqa: E402
 from cloudadmin.config import Settings  # noqa: E402
 from cloudadmin.db.migrate import upgrade  # noqa: E402
 from cloudadmin.db.models import (  # noqa: E402
@@ -57,12 +58,12 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
     channel = await connection.channel()
     queue = await channel.declare_queue(exclusive=True)
     subs = 20
-    async with app.state.sessionmaker() as s:
+    async with app_state(app).sessionmaker() as s:
         now = utcnow()
         for i in range(1, subs + 1):
             s.add(Client(id=i, email=f"c{i}@example.com", company_name=f"C{i}"))
             s.add(AmqpSubscription(id=i, client_id=i, exchange=None, routing_key=queue.name,
-                                   connection_string_encrypted=app.state.secret_box
+                                   connection_string_encrypted=app_state(app).secret_box
                                    .encrypt(RABBIT)))
         await s.flush()
         rows, deliveries = [], []
@@ -77,7 +78,7 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
             await s.execute(insert(UserActionEvent), rows[start:start + 5000])
             await s.execute(insert(EventDelivery), deliveries[start:start + 5000])
         await s.commit()
-    await app.state.engine.dispose()
+    await app_state(app).engine.dispose()
     received = 0
     done = asyncio.Event()
 
@@ -110,14 +111,14 @@ async def patch_latency(url: str, patches: int, tmp: Path, subscribed: bool) -> 
     await asyncio.to_thread(upgrade, url)
     app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp,
                               outbound_allow=OUTBOUND_ALLOW.split(",")))
-    async with app.state.sessionmaker() as s:
+    async with app_state(app).sessionmaker() as s:
         s.add(Client(id=900, email="r@example.com", company_name="R", client_type="reseller"))
         s.add(User(id=900, email="u@example.com", client_id=900))
         s.add(ApiKey(id=900, user_id=900, secret_hash=hash_api_secret(900, "k")))
         s.add(Seller(id=900, email="s@example.com", full_name="S", reseller_id=900, company="R"))
         if subscribed:
             s.add(AmqpSubscription(id=900, client_id=900, exchange=None, routing_key="x",
-                                   connection_string_encrypted=app.state.secret_box
+                                   connection_string_encrypted=app_state(app).secret_box
                                    .encrypt(RABBIT)))
         await s.commit()
     timings = []
@@ -130,7 +131,7 @@ async def patch_latency(url: str, patches: int, tmp: Path, subscribed: bool) -> 
                               json={"email": "s@example.com", "full_name": f"S{i}"})
             timings.append(time.perf_counter() - t0)
             assert r.status_code == 200, r.text
-    await app.state.engine.dispose()
+    await app_state(app).engine.dispose()
     return statistics.median(timings) * 1000
 
 

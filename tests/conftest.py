@@ -14,10 +14,14 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+
+# Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly.
+pytest_plugins = ["tests.driver_guard"]
 
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
@@ -107,7 +111,7 @@ async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
     await empty_all_tables(database_url, settings)
     application = create_app(settings)
     yield application
-    await application.state.engine.dispose()
+    await app_state(application).engine.dispose()
 
 
 @pytest.fixture
@@ -120,5 +124,5 @@ async def client(app: object) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def session(app: object) -> AsyncIterator[AsyncSession]:
     """A session for arranging data; commit explicitly."""
-    async with app.state.sessionmaker() as s:  # type: ignore[attr-defined]
+    async with app_state(app).sessionmaker() as s:  # type: ignore[arg-type]
         yield s

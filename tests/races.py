@@ -18,6 +18,8 @@ import httpx
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
+
 WAITING = text(
     "SELECT count(*) FROM pg_stat_activity "
     "WHERE datname = current_database() AND wait_event_type = 'Lock'"
@@ -32,7 +34,7 @@ async def hold(session: AsyncSession, model: Any, ident: object) -> None:
 async def waiting(app: Any, count: int, deadline: float = 30.0) -> None:
     """Return once ``count`` requests wait on a lock (PostgreSQL); on SQLite, once
     the requests had a chance to start (their order is SQLite's anyway)."""
-    engine = app.state.read_engine
+    engine = app_state(app).read_engine
     if engine.dialect.name != "postgresql":
         for _ in range(20):
             await asyncio.sleep(0.01)

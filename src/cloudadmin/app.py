@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from cloudadmin import __version__
+from cloudadmin.auth.app_state import AppState, app_state
 from cloudadmin.auth.throttle import Throttle
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
@@ -63,7 +64,7 @@ async def healthz_head() -> Response:
 
 async def _database_answers(request: Request) -> bool:
     try:
-        async with request.app.state.engine.connect() as conn:
+        async with app_state(request.app).engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception:
         return False
@@ -98,10 +99,10 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     # and requests take their turns (web/turns.py) on a pool only they use.
     engine = create_engine(settings)
     dispatcher = Dispatcher(
-        engine, app.state.secret_box, lanes=settings.dispatcher_lanes,
+        engine, app_state(app).secret_box, lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
-        batch_size=settings.dispatcher_batch_size, outbound=app.state.outbound,
+        batch_size=settings.dispatcher_batch_size, outbound=app_state(app).outbound,
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
         # `serve --workers N` runs N of these: one dispatches, the others stand by.
@@ -128,8 +129,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
-        await app.state.throttle.close()
-        await app.state.engine.dispose()
+        await app_state(app).throttle.close()
+        await app_state(app).engine.dispose()
         metrics_page.forget_this_process(settings)
 
     app = FastAPI(
@@ -142,20 +143,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
-    app.state.settings = settings
-    app.state.engine = create_engine(settings)
-    app.state.sessionmaker = create_sessionmaker(app.state.engine)
-    app.state.read_engine = autocommit_engine(app.state.engine)
-    app.state.read_sessionmaker = create_read_sessionmaker(app.state.read_engine)
-    app.state.turns = Turns(settings.db_pool_size, settings.db_pool_timeout)
+    engine = create_engine(settings)
+    read_engine = autocommit_engine(engine)
+    sessionmaker = create_sessionmaker(engine)
+    AppState(
+        settings=settings,
+        engine=engine,
+        sessionmaker=sessionmaker,
+        read_engine=read_engine,
+        read_sessionmaker=create_read_sessionmaker(read_engine),
+        turns=Turns(settings.db_pool_size, settings.db_pool_timeout),
+        throttle=Throttle.from_settings(settings),
+        secret_box=SecretBox(settings.resolved_secret_key()),
+        outbound=Outbound.from_settings(settings),
+        request_log=recorder.record,
+        note_failed_login=partial(mail.note_failed_login, sessionmaker),
+    ).install(app)
     DB_POOL_SIZE.set(settings.db_pool_size)
-    app.state.throttle = Throttle.from_settings(settings)
-    app.state.secret_box = SecretBox(settings.resolved_secret_key())
-    app.state.outbound = Outbound.from_settings(settings)
-    # Implementations from the layers above the ones that call them (docs/architecture.md,
-    # "Layers"): the activity log for ApiRoute, the failed-login mail for authentication.
-    app.state.request_log = recorder.record
-    app.state.note_failed_login = partial(mail.note_failed_login, app.state.sessionmaker)
     images.limit_pillow(settings.max_image_pixels)
 
     app.include_router(health)

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from tests.databases import redis_url
 from tests.factories import auth, make_client, make_key, make_reseller, make_user
@@ -48,8 +49,8 @@ async def make_app(
 
     yield make
     for application in made:
-        await application.state.throttle.close()
-        await application.state.engine.dispose()
+        await app_state(application).throttle.close()
+        await app_state(application).engine.dispose()
 
 
 @asynccontextmanager
@@ -107,7 +108,7 @@ class TestFailedAuthenticationsPerAddress:
     ):
         token = await new_key(session)
         app = make_app(auth_failure_limit="2/minute")
-        checkouts = Checkouts(app.state.engine)
+        checkouts = Checkouts(app_state(app).engine)
         async with client_at(app, ATTACKER) as attacker:
             for _ in range(2):
                 await attacker.get(URL, headers=wrong(token))
@@ -161,7 +162,7 @@ class TestRequestsPerKey:
     ):
         token, other = await new_key(session), await new_key(session)
         app = make_app(key_rate_limit="2/minute")
-        checkouts = Checkouts(app.state.engine)
+        checkouts = Checkouts(app_state(app).engine)
         async with client_at(app, BYSTANDER) as caller:
             for _ in range(2):
                 assert (await caller.get(URL, headers=auth(token))).status_code == 200
@@ -204,5 +205,5 @@ class TestRedisUnreachable:
                     assert (await caller.get(URL, headers=wrong(token))).status_code == 401
                     assert (await caller.get(URL, headers=auth(token))).status_code == 200
         finally:
-            await nobody.state.throttle.close()
-            await nobody.state.engine.dispose()
+            await app_state(nobody).throttle.close()
+            await app_state(nobody).engine.dispose()

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
 from cloudadmin.auth import service
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from tests.factories import Landscape, landscape
 
@@ -33,7 +34,7 @@ async def unthrottled(app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI
     application = create_app(settings.model_copy(
         update={"auth_failure_limit": "1000000/minute"}))
     yield application
-    await application.state.engine.dispose()
+    await app_state(application).engine.dispose()
 
 
 async def timed(client: httpx.AsyncClient, authorization: str) -> float:
@@ -92,7 +93,7 @@ class TestRefusalTiming:
         def on_execute(*args: object) -> None:
             statements.append(str(args[2]).split()[0].upper())
 
-        engine = unthrottled.state.engine.sync_engine
+        engine = app_state(unthrottled).engine.sync_engine
         event.listen(engine, "before_cursor_execute", on_execute)
         transport = httpx.ASGITransport(app=unthrottled, client=("198.51.100.5", 40000))
         work: dict[str, tuple[int, list[str]]] = {}

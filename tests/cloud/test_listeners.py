@@ -12,6 +12,7 @@ from gcore.types.cloud.load_balancer_listener_list import LoadBalancerListenerLi
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import Listener
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_listener
 from tests.factories import auth
@@ -232,7 +233,7 @@ class TestConcurrentRenames:
         meanwhile must see the lock once it may write (409), never overwrite the name."""
         lid = await make_listener(session, cl.project, cl.region)
         task = str(uuid.uuid4())
-        async with app.state.sessionmaker() as locker:
+        async with app_state(app).sessionmaker() as locker:
             await locker.execute(
                 update(Listener).where(Listener.id == lid).values(task_id=task, name="by-task")
             )
@@ -255,7 +256,7 @@ class TestConcurrentRenames:
         task = str(uuid.uuid4())
 
         async def lock() -> None:
-            async with app.state.sessionmaker() as s:
+            async with app_state(app).sessionmaker() as s:
                 await s.execute(update(Listener).where(Listener.id == lid)
                                 .values(task_id=task, name="locked-name"))
                 await s.commit()

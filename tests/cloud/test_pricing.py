@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -9,9 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
+from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import PriceCatalogue
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_prices
 from tests.factories import auth
@@ -278,6 +282,68 @@ class TestPricePreview:
         assert r.status_code == 404
 
 
+class TestPricePreviewIsARead:
+    """The preview declares a ReadSession (cloud/pricing/endpoints.py): it runs without
+    a transaction although it is a POST, so on SQLite it takes no write lock to read."""
+
+    async def test_its_statements_run_without_a_transaction(
+        self, app: Any, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+    ):
+        await make_prices(session, cl.region, **CATALOGUE)
+        seen: list[tuple[str, bool]] = []
+
+        def record(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            seen.append((statement, is_autocommit(conn)))
+
+        engine = app_state(app).engine.sync_engine
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            r = await client.post(url(cl), json={"pools": [pool()]},
+                                  headers=auth(cl.ls.client_member))
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        assert r.status_code == 200, r.text
+        reads = [autocommit for sql, autocommit in seen if "price_catalogues" in sql]
+        assert reads == [True], seen
+        assert not any(sql.startswith("BEGIN") for sql, _ in seen), seen
+
+    async def test_it_reads_while_another_connection_holds_the_write_lock(
+        self, app: Any, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+    ):
+        engine = app_state(app).engine
+        if engine.dialect.name != "sqlite":
+            pytest.skip("SQLite's write lock (PostgreSQL readers never wait for writers)")
+        await make_prices(session, cl.region, **CATALOGUE)
+        # A key's first use writes its last_usage (auth/service.py), once per interval:
+        # done before the lock is taken, as for any key in use.
+        first = await client.post(url(cl), json={"pools": [pool()]},
+                                  headers=auth(cl.ls.client_member))
+        assert first.status_code == 200, first.text
+        read_catalogue = asyncio.Event()
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if "price_catalogues" in statement:
+                read_catalogue.set()
+
+        async with engine.connect() as holder:
+            await holder.begin()  # BEGIN IMMEDIATE (db/engine.py): the write lock, held
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
+            answer = asyncio.create_task(client.post(
+                url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member)))
+            try:
+                # Below SQLite's busy timeout (10 s), after which a writer gives up.
+                await asyncio.wait_for(read_catalogue.wait(), 8)
+            except TimeoutError:
+                pytest.fail("the preview did not read its catalogue while another "
+                            "connection held the write lock: it waited for the lock")
+            finally:
+                event.remove(engine.sync_engine, "before_cursor_execute", record)
+                # Its activity-log row is a write: it goes in once the lock is free.
+                await holder.rollback()
+        r = await answer
+        assert r.status_code == 200, r.text
+
+
 class TestPricesFile:
     async def test_loads_and_replaces_catalogues(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, app,
@@ -291,7 +357,7 @@ class TestPricesFile:
              "public_ipv4_per_hour": 0.005, "tax_percent": 0, "discount_percent": 0},
             {"region_id": cl.other_region, "currency_code": "GBP", "public_ipv4_per_hour": 1},
         ]}))
-        assert await load_prices_file(app.state.sessionmaker, path) == 2
+        assert await load_prices_file(app_state(app).sessionmaker, path) == 2
         body = {"pools": [pool(node_count=1, boot_volume_size=10, is_public_ipv4=False)]}
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
         assert figures(got["instances"][0])[0] == Decimal("0.1")
@@ -305,7 +371,7 @@ class TestPricesFile:
         path = tmp_path / "prices.json"
         path.write_text(json.dumps([{"region_id": cl.region, "currency_code": "USD",
                                      "public_ipv4_per_hour": "0.004"}]))
-        assert await load_prices_file(app.state.sessionmaker, path) == 1
+        assert await load_prices_file(app_state(app).sessionmaker, path) == 1
 
     @pytest.mark.parametrize(
         ("doc", "where"),
@@ -328,7 +394,7 @@ class TestPricesFile:
         path = tmp_path / "prices.json"
         path.write_text(json.dumps(doc))
         with pytest.raises(PriceFileError) as err:
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)
         assert str(err.value).startswith(where + ":")
 
     async def test_unknown_region_writes_nothing(
@@ -340,13 +406,13 @@ class TestPricesFile:
             {"region_id": 987654, "currency_code": "EUR", "public_ipv4_per_hour": 1},
         ]))
         with pytest.raises(PriceFileError, match="987654"):
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)
         assert await session.get(PriceCatalogue, cl.region) is None
 
     async def test_unreadable_or_invalid_json(self, app, tmp_path: Path):
         with pytest.raises(PriceFileError, match="cannot be read"):
-            await load_prices_file(app.state.sessionmaker, tmp_path / "missing.json")
+            await load_prices_file(app_state(app).sessionmaker, tmp_path / "missing.json")
         path = tmp_path / "bad.json"
         path.write_text("{not json")
         with pytest.raises(PriceFileError, match="not valid JSON"):
-            await load_prices_file(app.state.sessionmaker, path)
+            await load_prices_file(app_state(app).sessionmaker, path)

@@ -3,6 +3,7 @@ anything it cannot take goes SQLAlchemy's own way, with SQLAlchemy's errors."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy import Integer, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError, InvalidRequestError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db import driver
 from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import ActivityLogEntry
@@ -43,7 +45,7 @@ def filtered(client_ids: list[int], after: datetime) -> Any:
 
 @pytest.fixture
 async def read_db(app: Any) -> Any:
-    db = ReadDatabase(app.state.read_engine, app.state.read_sessionmaker)
+    db = ReadDatabase(app_state(app).read_engine, app_state(app).read_sessionmaker)
     yield db
     await db.close()
 
@@ -128,26 +130,65 @@ class TestStatic:
         count = select(func.count()).select_from(LOG)
         assert (await session.execute(count)).scalar_one() == 1
 
+
+
+class TestFallback:
+    """A statement the driver refuses is replayed through SQLAlchemy: counted, logged."""
+
+    @pytest.mark.driver_fallback
     async def test_a_refused_statement_raises_sqlalchemys_error(
-        self, read_db: ReadDatabase, session: AsyncSession
+        self, read_db: ReadDatabase, session: AsyncSession, caplog: pytest.LogCaptureFixture
     ):
         await add_entries(session, 1)
         conn = await read_db.connection()
         duplicate = insert(LOG).values(id=1, **entry(1))
-        with pytest.raises(IntegrityError):  # a DBAPIError, not the driver's own
+        before = driver.fallback_count()
+        with caplog.at_level(logging.WARNING, logger="cloudadmin.db.driver"), \
+                pytest.raises(IntegrityError):  # a DBAPIError, not the driver's own
             await driver.fetch(conn, driver.Static(duplicate))
+        assert driver.fallback_count() == before + 1
+        [record] = caplog.records
+        assert "replayed through SQLAlchemy" in record.getMessage()
+        assert "INSERT INTO activity_log" in record.getMessage()
+
+    async def test_any_other_error_propagates_as_it_is(
+        self, read_db: ReadDatabase, monkeypatch: pytest.MonkeyPatch
+    ):
+        """A bug of the fast path is not hidden behind a replay that succeeds."""
+        async def broken(*_: Any) -> list[Any]:
+            raise KeyError("a bug")
+
+        monkeypatch.setattr(driver, "_run_on_driver", broken)
+        conn = await read_db.connection()
+        before = driver.fallback_count()
+        with pytest.raises(KeyError, match="a bug"):
+            await driver.fetch(conn, driver.Static(select(LOG.c.id)))
+        assert driver.fallback_count() == before
+
+    async def test_hot_statements_take_the_driver_path(
+        self, read_db: ReadDatabase, session: AsyncSession
+    ):
+        """Values bound as SQLAlchemy binds them: the database takes every one (the
+        suite's guard fails any test whose statements were replayed)."""
+        await add_entries(session, 3)
+        conn = await read_db.connection()
+        before = driver.fallback_count()
+        rows = await driver.fetch(conn, TestStatic.STMT, {
+            "clients": [0, 1, 2], "after": T0, "n": 5})
+        assert [r[0] for r in rows] == [1, 2, 3]
+        assert driver.fallback_count() == before
 
 
 class TestTransactions:
     async def test_a_change_runs_in_its_transaction(self, app: Any):
         """On a connection with a transaction the statement is SQLAlchemy's, so a
         rollback takes it back."""
-        async with app.state.sessionmaker() as change:
+        async with app_state(app).sessionmaker() as change:
             conn = await change.connection()
             assert not is_autocommit(conn)
             await driver.fetch(conn, driver.Static(insert(LOG).values(**entry(1))))
             await change.rollback()
-        async with app.state.sessionmaker() as check:
+        async with app_state(app).sessionmaker() as check:
             count = select(func.count()).select_from(LOG)
             assert (await check.execute(count)).scalar_one() == 0
 

@@ -17,6 +17,7 @@ from aiosmtpd.controller import Controller
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.factories import Landscape, landscape
 from tests.waiting import until
@@ -122,7 +123,7 @@ async def ls(session: AsyncSession) -> Landscape:
 @pytest.fixture
 async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
     """A dispatcher on the test database; tests drive its passes themselves."""
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05,
-                   outbound=app.state.outbound)
+    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2, poll_seconds=0.05,
+                   outbound=app_state(app).outbound)
     yield d
     await d.brokers.close()

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import (
     AmqpSubscription,
     DeliveryState,
@@ -67,7 +68,7 @@ class TestOneShape:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         lid = await rename_a_listener(client, session, ls)
         await dispatch_all(dispatcher)
@@ -83,7 +84,7 @@ class TestOneShape:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         rabbit_url: str, inbox: Inbox,
     ):
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         await rename_a_listener(client, session, ls)
         [record] = await logged(client, ls.client_admin)
@@ -94,10 +95,10 @@ class TestOneShape:
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
         """The reseller receives its client's events; the client's own broker is down."""
-        await make_subscription(session, app.state.secret_box, ls.reseller_account,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
                                 rabbit_url, exchange=inbox.exchange,
                                 routing_key=inbox.routing_key, child_events=True)
-        own = await make_subscription(session, app.state.secret_box, ls.client_account,
+        own = await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                       DEAD_BROKER, exchange=inbox.exchange,
                                       routing_key=inbox.routing_key)
         await rename_a_listener(client, session, ls)
@@ -110,7 +111,7 @@ class TestOneShape:
         # The client's broker comes back: the record is acknowledged.
         await session.execute(
             update(AmqpSubscription).where(AmqpSubscription.id == own.id)
-            .values(connection_string_encrypted=app.state.secret_box.encrypt(rabbit_url))
+            .values(connection_string_encrypted=app_state(app).secret_box.encrypt(rabbit_url))
         )
         await session.execute(
             update(DeliveryState).where(DeliveryState.subscription_id == own.id)
@@ -145,7 +146,7 @@ class TestLogRetention:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=None, routing_key="unused")
         await rename_a_listener(client, session, ls)
         await age(session, 30)

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import (
     ActivityLogEntry,
     AmqpSubscription,
@@ -52,7 +53,7 @@ async def stored_url(session: AsyncSession, app: FastAPI, sid: int) -> str:
     row = await session.get(AmqpSubscription, sid, populate_existing=True)
     await session.commit()  # end the read: on SQLite it holds the database lock
     assert row is not None
-    return str(app.state.secret_box.decrypt(row.connection_string_encrypted))
+    return str(app_state(app).secret_box.decrypt(row.connection_string_encrypted))
 
 
 async def long_outage(session: AsyncSession, sid: int) -> None:
@@ -97,7 +98,7 @@ class TestMaskedPasswordSentBack:
         rabbit_url: str,
     ):
         broken = rabbit_url.replace(":5672/", f":{closed_port()}/")
-        sub = await make_subscription(session, app.state.secret_box, ls.client_account, broken,
+        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account, broken,
                                       exchange=None, routing_key=None)
         r = await client.patch(one(sub.id), json={"connection_string": masked(rabbit_url)},
                                headers=auth(ls.client_admin))
@@ -124,7 +125,7 @@ class TestRepairRetriesAtOnce:
         inbox: Inbox, rabbit_url: str, running: Dispatcher,
     ):
         broken = rabbit_url.replace(":5672/", f":{closed_port()}/")
-        sub = await make_subscription(session, app.state.secret_box, ls.reseller_account,
+        sub = await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
                                       broken, exchange=inbox.exchange,
                                       routing_key=inbox.routing_key)
         sid = sub.id
@@ -188,7 +189,7 @@ class TestMaskingParsesTheUrl:
         port = closed_port()
         await configure_mail(session, app, ls, port)
         await session.execute(update(Branding).values(
-            mail_password_encrypted=app.state.secret_box.encrypt("o")))
+            mail_password_encrypted=app_state(app).secret_box.encrypt("o")))
         await session.commit()
         await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
         await send_all(dispatcher)

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import AmqpSubscription, DeliveryState, EventDelivery
 from cloudadmin.db.types import utcnow
@@ -38,7 +39,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         r = await client.post(SELLERS, json={"email": "e@sales.example", "full_name": "E"},
                               headers={**auth(ls.reseller), "User-Agent": "ua/1",
@@ -65,7 +66,7 @@ class TestDelivery:
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
         # The default exchange routes by queue name.
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=None, routing_key=inbox.queue.name)
         await client.post(SELLERS, json={"email": "d@sales.example", "full_name": "D"},
                           headers=auth(ls.reseller))
@@ -76,7 +77,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         body = {"email": "twice@sales.example", "full_name": "T"}
         assert (await client.post(SELLERS, json=body, headers=auth(ls.reseller))).status_code \
@@ -91,7 +92,7 @@ class TestDelivery:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         for i in range(30):
             await client.post(SELLERS, json={"email": f"o{i}@sales.example", "full_name": "O"},
@@ -121,7 +122,7 @@ class TestChildClientEvents:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, inbox: Inbox,
         rabbit_url: str, dispatcher: Dispatcher, child_events: bool,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key,
                                 child_events=child_events)
         await _child_event(session, ls)
@@ -135,10 +136,10 @@ class TestChildClientEvents:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, inbox: Inbox,
         rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key,
                                 child_events=True)
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         await _child_event(session, ls)
         await dispatch_all(dispatcher)
@@ -153,8 +154,9 @@ class TestBrokerOutage:
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
         closed = "amqp://guest:hidden-pw@127.0.0.1:1/%2F"
-        sub = await make_subscription(session, app.state.secret_box, ls.reseller_account, closed,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(session, app_state(app).secret_box,
+                                      ls.reseller_account, closed, exchange=inbox.exchange,
+                                      routing_key=inbox.routing_key)
         sub_id = sub.id
         for i in range(3):
             await client.post(SELLERS, json={"email": f"h{i}@sales.example", "full_name": "H"},
@@ -174,7 +176,7 @@ class TestBrokerOutage:
 
         # The subscriber fixes its broker address; the held events then arrive in order.
         await session.execute(update(AmqpSubscription).where(AmqpSubscription.id == sub_id)
-                              .values(connection_string_encrypted=app.state.secret_box
+                              .values(connection_string_encrypted=app_state(app).secret_box
                                       .encrypt(rabbit_url)))
         await session.execute(update(DeliveryState).values(
             next_attempt_at=utcnow() - timedelta(seconds=1)))
@@ -188,10 +190,10 @@ class TestBrokerOutage:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app.state.secret_box, ls.client_account,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                 "amqp://guest:guest@127.0.0.1:1/%2F",
                                 exchange="x", routing_key="y")
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         await _child_event(session, ls)  # owed to the dead subscriber
         await client.post(SELLERS, json={"email": "live@sales.example", "full_name": "L"},

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import DeliveryState
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.failure_log import FailureLog
@@ -68,7 +69,7 @@ class TestDeadBroker:
         dispatcher: Dispatcher, caplog: pytest.LogCaptureFixture,
     ):
         port = closed_port()  # loopback: allowed by the tests' CLOUDADMIN_OUTBOUND_ALLOW
-        sub = await make_subscription(session, app.state.secret_box, ls.reseller_account,
+        sub = await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
                                       f"amqp://guest:guest@127.0.0.1:{port}/%2F",
                                       exchange="x", routing_key="y")
         sub_id = sub.id

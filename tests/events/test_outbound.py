@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     AmqpSubscription,
@@ -121,7 +122,7 @@ class TestRefusedByDefault:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
     ):
         public = "amqp://guest:guest@mq.example:5672/%2F"
-        sub = await make_subscription(session, app.state.secret_box, ls.client_account, public,
+        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account, public,
                                       exchange=None, routing_key=None)
         r = await client.patch(f"{BASE}/amqp_subscriptions/{sub.id}",
                                json={"connection_string": amqp("169.254.169.254", 80)},
@@ -130,7 +131,7 @@ class TestRefusedByDefault:
             f"{NOT_ALLOWED}169.254.169.254 is a cloud metadata address."]
         row = await session.get(AmqpSubscription, sub.id, populate_existing=True)
         assert row is not None
-        assert app.state.secret_box.decrypt(row.connection_string_encrypted) == public
+        assert app_state(app).secret_box.decrypt(row.connection_string_encrypted) == public
 
     async def test_mail_server_on_loopback_is_400_on_the_host_field(
         self, client: httpx.AsyncClient, ls: Landscape,
@@ -144,12 +145,12 @@ class TestRefusedByDefault:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, listener: SilentListener,
     ):
         # Stored before the rule (or loaded by an operator): checked when connecting.
-        sub = await make_subscription(session, app.state.secret_box, ls.client_account,
+        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                       amqp("127.0.0.1", listener.port), exchange=None,
                                       routing_key=None)
         await _one_event_for(session, sub.id)
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box,
-                                outbound=app.state.outbound)
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
+                                outbound=app_state(app).outbound)
         try:
             assert await dispatcher.deliver_once() is True
         finally:
@@ -166,8 +167,8 @@ class TestRefusedByDefault:
     ):
         await configure_mail(session, app, ls, listener.port)  # host 127.0.0.1
         await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box,
-                                outbound=app.state.outbound)
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
+                                outbound=app_state(app).outbound)
         await send_all(dispatcher)
         row = (await session.execute(select(MailMessage))).scalar_one()
         assert row.sent is False

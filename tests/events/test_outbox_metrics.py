@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import MailMessage, UserActionEvent
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
@@ -42,10 +43,11 @@ async def both(app: FastAPI, session: AsyncSession, ls: Landscape,
                receiver: Receiver) -> tuple[int, int]:
     """An AMQP subscription that cannot be reached and a webhook that answers, of the
     client account, each owed the same two events."""
-    amqp = await make_subscription(session, app.state.secret_box, ls.client_account,
+    amqp = await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                    CLOSED_PORT, exchange="x", routing_key="y")
     amqp_id = amqp.id
-    webhook = await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+    webhook = await make_webhook(session, app_state(app).secret_box, ls.client_account,
+                                 receiver.url)
     await act(session, ls.client_account, 2)
     return amqp_id, webhook
 
@@ -56,7 +58,7 @@ class TestBacklog:
         both: tuple[int, int],
     ):
         amqp, webhook = both
-        idle = await make_webhook(session, app.state.secret_box, ls.other_reseller_account,
+        idle = await make_webhook(session, app_state(app).secret_box, ls.other_reseller_account,
                                   "https://hooks.example/idle")
         samples = await scrape(client)
         assert samples.get(PENDING, kind="amqp", subscription=amqp) == 2
@@ -85,8 +87,8 @@ class TestDeliveries:
     ):
         amqp, webhook = both
         before = await scrape(client)
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, lanes=1,
-                                outbound=app.state.outbound)
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=1,
+                                outbound=app_state(app).outbound)
         try:
             await dispatch_all(dispatcher)
         finally:
@@ -119,8 +121,8 @@ class TestMail:
         assert before.get("cloudadmin_mail_outbox", state="failing") == 1
         assert before.get("cloudadmin_mail_outbox", state="sent") == 1
         # The reseller has no mail server: both pending mails fail.
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, lanes=1,
-                                outbound=app.state.outbound)
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=1,
+                                outbound=app_state(app).outbound)
         assert await dispatcher.send_mail_once()
         after = await scrape(client)
         failures = "cloudadmin_mail_failures_total"

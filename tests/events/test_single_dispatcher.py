@@ -8,12 +8,13 @@ import asyncio
 import pytest
 from fastapi import FastAPI
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.single import DispatcherLock
 
 
 def lock(app: FastAPI, *, exclusive: bool) -> DispatcherLock:
-    return DispatcherLock(app.state.engine, exclusive=exclusive)
+    return DispatcherLock(app_state(app).engine, exclusive=exclusive)
 
 
 class TestDispatcherLock:
@@ -47,7 +48,7 @@ class TestDispatcherLock:
 
     async def test_stopping_while_waiting(self, app: FastAPI):
         first = lock(app, exclusive=True)
-        second = Dispatcher(app.state.engine, app.state.secret_box, exclusive=True)
+        second = Dispatcher(app_state(app).engine, app_state(app).secret_box, exclusive=True)
         stop_first, stop_second = asyncio.Event(), asyncio.Event()
         try:
             assert await first.acquire(stop_first, "first")

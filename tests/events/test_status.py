@@ -13,6 +13,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.events.dispatcher import Dispatcher
 from tests.events.conftest import Inbox
@@ -38,10 +39,10 @@ class TestEventsStatus:
         inbox: Inbox, rabbit_url: str, settings: Settings, tmp_path: Path,
         caplog: pytest.LogCaptureFixture,
     ):
-        good = await make_subscription(session, app.state.secret_box, ls.reseller_account,
+        good = await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
                                        rabbit_url, exchange=inbox.exchange,
                                        routing_key=inbox.routing_key)
-        bad = await make_subscription(session, app.state.secret_box, ls.client_account,
+        bad = await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                       "amqp://guest:pw-never-shown@127.0.0.1:1/%2F",
                                       exchange="x", routing_key="y")
         good_id, bad_id = good.id, bad.id
@@ -50,8 +51,8 @@ class TestEventsStatus:
                               headers=auth(ls.reseller))
         await client.patch(f"/iam/clients/{ls.client_account.id}", json={"name": "Renamed"},
                            headers=auth(ls.client_admin))
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, lanes=1,
-                                outbound=app.state.outbound)
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=1,
+                                outbound=app_state(app).outbound)
         with caplog.at_level(logging.WARNING, logger="cloudadmin.dispatcher"):
             await dispatch_all(dispatcher)
         await dispatcher.brokers.close()

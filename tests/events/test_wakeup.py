@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy import event, insert, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.dialect import notify
 from cloudadmin.db.models import DeliveryState, EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
@@ -34,8 +35,8 @@ async def running(app: FastAPI, **intervals: float) -> AsyncIterator[Dispatcher]
     """A dispatcher running on the test database, started and idle."""
     options: dict[str, Any] = {"poll_seconds": NEVER, "idle_poll_seconds": NEVER,
                                "idle_backoff_max_seconds": NEVER, **intervals}
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2,
-                   outbound=app.state.outbound, **options)
+    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2,
+                   outbound=app_state(app).outbound, **options)
     stop = asyncio.Event()
     task = asyncio.create_task(d.run(stop))
     try:
@@ -62,7 +63,7 @@ class TestWakeUp:
         self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
         inbox: Inbox, rabbit_url: str,
     ):
-        await make_subscription(session, app.state.secret_box, ls.reseller_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
         async with running(app):
             r = await client.post(SELLERS, json={"email": "w@sales.example", "full_name": "W"},
@@ -77,7 +78,7 @@ class TestWakeUp:
         if dialect != "postgresql":
             pytest.skip("SQLite has no notifications")
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         async with running(app):
             await owe_one(session, sub.id)
@@ -92,7 +93,7 @@ class TestWakeUp:
         if dialect != "postgresql":
             pytest.skip("SQLite has no notifications")
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         # Without its LISTEN it polls (0.05 s, up to 0.2 s) and reconnects meanwhile.
         async with running(app, poll_seconds=0.05, idle_backoff_max_seconds=0.2) as d:
@@ -117,7 +118,7 @@ class TestWakeUp:
         self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         await owe_one(session, sub.id)
         session.add(DeliveryState(subscription_id=sub.id, attempts=1,
@@ -133,12 +134,12 @@ class TestAfterCommitOnly:
         woken = asyncio.Event()
         unsubscribe = subscribe_local(woken)
         try:
-            async with app.state.sessionmaker() as s:
+            async with app_state(app).sessionmaker() as s:
                 await outbox_written(s)
                 await s.rollback()
             await asyncio.sleep(0.2)
             assert not woken.is_set()
-            async with app.state.sessionmaker() as s:
+            async with app_state(app).sessionmaker() as s:
                 await outbox_written(s)
                 assert not woken.is_set()  # not before the rows are visible
                 await s.commit()
@@ -159,11 +160,11 @@ class TestIdle:
         async with running(app, poll_seconds=0.05, idle_backoff_max_seconds=0.4,
                            idle_poll_seconds=NEVER) as d:
             await asyncio.sleep(0.5)  # the first look's lane passes end
-            event.listen(app.state.engine.sync_engine, "before_cursor_execute", count)
+            event.listen(app_state(app).engine.sync_engine, "before_cursor_execute", count)
             try:
                 await asyncio.sleep(3)
             finally:
-                event.remove(app.state.engine.sync_engine, "before_cursor_execute", count)
+                event.remove(app_state(app).engine.sync_engine, "before_cursor_execute", count)
         if dialect == "postgresql":
             assert statements == [], statements
         else:
@@ -176,10 +177,10 @@ class TestIdle:
 class TestNextDue:
     async def test_now_later_or_never(self, app: FastAPI, session: AsyncSession,
                                       rabbit_url: str):
-        d = Dispatcher(app.state.engine, app.state.secret_box)
+        d = Dispatcher(app_state(app).engine, app_state(app).secret_box)
         assert await d.next_due() is None  # nothing owed
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange="x", routing_key="y")
         await owe_one(session, sub.id)
         await session.commit()

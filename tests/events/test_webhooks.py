@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
@@ -54,8 +55,8 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 @pytest.fixture
 async def webhook_dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
-    d = Dispatcher(app.state.engine, app.state.secret_box, lanes=2, poll_seconds=0.05,
-                   outbound=app.state.outbound)
+    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2, poll_seconds=0.05,
+                   outbound=app_state(app).outbound)
     yield d
     await d.webhooks.close()
     await d.brokers.close()
@@ -122,7 +123,7 @@ class TestDelivery:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
-        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url,
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url,
                            header="X-Hook-Auth")
         [event_id] = await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
@@ -141,7 +142,7 @@ class TestDelivery:
         receiver: Receiver, webhook_dispatcher: Dispatcher,
     ):
         # Owed to a webhook only: its delivery alone acknowledges the event.
-        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
         [event_id] = await act(session, ls.client_account)
         [before] = (await client.get(LOG, headers=auth(ls.client_admin))).json()["results"]
         assert before["acknowledged"] is False
@@ -156,10 +157,10 @@ class TestDelivery:
         receiver: Receiver, webhook_dispatcher: Dispatcher,
     ):
         # The AMQP subscription's broker is down: the webhook's delivery is not enough.
-        await make_subscription(session, app.state.secret_box, ls.client_account,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account,
                                 "amqp://guest:guest@127.0.0.1:1/%2F", exchange=None,
                                 routing_key=None)
-        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
         await until(lambda: len(receiver.received) == 1, "one delivery")
@@ -171,9 +172,9 @@ class TestDelivery:
         inbox: Inbox, rabbit_url: str, webhook_dispatcher: Dispatcher,
     ):
         # One record, two transports: both subscribers get the same shape.
-        await make_subscription(session, app.state.secret_box, ls.client_account, rabbit_url,
+        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
                                 exchange=inbox.exchange, routing_key=inbox.routing_key)
-        await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
         [message] = await inbox.drain(1)
@@ -187,8 +188,8 @@ class TestDelivery:
         other = Receiver()
         await other.start()
         try:
-            await make_webhook(session, app.state.secret_box, ls.client_account, receiver.url)
-            await make_webhook(session, app.state.secret_box, ls.reseller_account, other.url)
+            await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
+            await make_webhook(session, app_state(app).secret_box, ls.reseller_account, other.url)
             mine = await act(session, ls.client_account, 25)
             theirs = await act(session, ls.reseller_account, 5)
             stop = asyncio.Event()
@@ -211,7 +212,7 @@ class TestDelivery:
     ):
         # A reseller's webhook gets its own actions, not its clients' (webhooks have no
         # receive_child_client_events).
-        await make_webhook(session, app.state.secret_box, ls.reseller_account, receiver.url)
+        await make_webhook(session, app_state(app).secret_box, ls.reseller_account, receiver.url)
         await act(session, ls.client_account)
         [own] = await act(session, ls.reseller_account)
         await dispatch_all(webhook_dispatcher)
@@ -224,7 +225,7 @@ class TestRetries:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
-        sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                  receiver.url)
         ids = await act(session, ls.client_account, 3)
         receiver.answers = [200, 500]  # the first accepted, the second refused
@@ -259,7 +260,7 @@ class TestRetries:
         webhook_dispatcher: Dispatcher,
     ):
         down = Receiver()  # a port nobody listens on, yet
-        sid = await make_webhook(session, app.state.secret_box, ls.client_account, down.url)
+        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account, down.url)
         ids = await act(session, ls.client_account, 4)
         assert await webhook_dispatcher.deliver_once() is True
         state = await state_of(session, sid)
@@ -289,7 +290,7 @@ class TestRetries:
         await elsewhere.start()
         try:
             receiver.answers, receiver.location = [307], elsewhere.url
-            sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                      receiver.url)
             await act(session, ls.client_account)
             assert await webhook_dispatcher.deliver_once() is True
@@ -304,7 +305,7 @@ class TestRetries:
         webhook_dispatcher: Dispatcher, caplog: pytest.LogCaptureFixture,
     ):
         caplog.set_level(logging.DEBUG)
-        sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                  receiver.url)
         await act(session, ls.client_account, 2)
         receiver.answers = [500]
@@ -328,7 +329,7 @@ class TestTls:
         receiver = Receiver(tls=self_signed(tmp_path))
         await receiver.start()
         try:
-            sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                      receiver.url)
             await act(session, ls.client_account)
             assert await webhook_dispatcher.deliver_once() is True
@@ -345,9 +346,10 @@ class TestOutbound:
     ):
         # Saved before loopback was refused (or written around the API): the dispatcher
         # checks again when it connects.
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, outbound=Outbound())
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
+                                outbound=Outbound())
         try:
-            sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                      receiver.url)
             await act(session, ls.client_account)
             assert await dispatcher.deliver_once() is True
@@ -372,10 +374,10 @@ class TestOutbound:
                               *args, **kwargs)
 
         monkeypatch.setattr(loop, "getaddrinfo", rebinding)
-        outbound = app.state.outbound if allowed else Outbound()
-        dispatcher = Dispatcher(app.state.engine, app.state.secret_box, outbound=outbound)
+        outbound = app_state(app).outbound if allowed else Outbound()
+        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, outbound=outbound)
         try:
-            sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                      f"http://hook.example:{receiver.port}/in")
             await act(session, ls.client_account)
             await dispatch_all(dispatcher)
@@ -397,7 +399,7 @@ class TestOutbox:
         receiver: Receiver, webhook_dispatcher: Dispatcher,
     ):
         receiver.answers = [500]
-        sid = await make_webhook(session, app.state.secret_box, ls.client_account,
+        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                  receiver.url)
         await act(session, ls.client_account, 2)
         await webhook_dispatcher.deliver_once()
@@ -413,7 +415,7 @@ class TestOutbox:
         webhook_dispatcher: Dispatcher,
     ):
         down = Receiver()
-        await make_webhook(session, app.state.secret_box, ls.client_account, down.url)
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, down.url)
         await act(session, ls.client_account)
         await webhook_dispatcher.purge_delivered(older_than=timedelta(0),
                                                   log_older_than=timedelta(0))
@@ -425,9 +427,9 @@ class TestStatus:
         self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
         webhook_dispatcher: Dispatcher, settings: Settings, tmp_path: Path,
     ):
-        good = await make_webhook(session, app.state.secret_box, ls.client_account,
+        good = await make_webhook(session, app_state(app).secret_box, ls.client_account,
                                   receiver.url)
-        bad = await make_webhook(session, app.state.secret_box, ls.reseller_account,
+        bad = await make_webhook(session, app_state(app).secret_box, ls.reseller_account,
                                  Receiver().url)
         await act(session, ls.client_account, 2)
         await act(session, ls.reseller_account)

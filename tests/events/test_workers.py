@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
@@ -81,7 +82,7 @@ class TestWorkerCrash:
         settings: Settings, tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         expected = await owe_events(session, [sub.id], 3000)
         first = start_worker(settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="50")
@@ -116,7 +117,7 @@ class TestTwoWorkers:
         subs = []
         for _ in range(20):
             account = await make_client(session)
-            sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+            sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                           exchange=inbox.exchange,
                                           routing_key=inbox.routing_key)
             subs.append(sub.id)
@@ -149,7 +150,7 @@ class TestWorkerMetrics:
         settings: Settings, tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app.state.secret_box, account, rabbit_url,
+        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
                                       exchange=inbox.exchange, routing_key=inbox.routing_key)
         expected = await owe_events(session, [sub.id], 3)
         port = free_port()

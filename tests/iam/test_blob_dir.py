@@ -8,6 +8,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from tests.factories import auth, landscape
 from tests.iam.test_branding import UPLOAD, raster
@@ -25,7 +26,7 @@ class TestBlobDir:
             logo = raster("PNG")
             r = await c.post(UPLOAD, headers=auth(ls.reseller),
                              files={"logo": ("l.png", logo, "image/png")})
-        await configured.state.engine.dispose()
+        await app_state(configured).engine.dispose()
         assert r.status_code == 200, r.text
         name = r.json()["publicSettings"]["logo"].rsplit("/", 1)[1]
         assert (shared / "branding" / name).read_bytes() == logo

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import ApiKey, Group, User
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.types import utcnow
@@ -66,7 +67,7 @@ def key_updates(app: Any) -> Iterator[list[str]]:
         if statement.lstrip().upper().startswith("UPDATE API_KEYS"):
             seen.append(statement)
 
-    engine = app.state.engine.sync_engine
+    engine = app_state(app).engine.sync_engine
     event.listen(engine, "before_cursor_execute", listener)
     yield seen
     event.remove(engine, "before_cursor_execute", listener)

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from tests.databases import postgres_base_url, with_database
 
@@ -50,7 +51,7 @@ async def broken(broken_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncCl
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
-    await app.state.engine.dispose()
+    await app_state(app).engine.dispose()
     # aiosqlite's worker thread of a failed connection still reports to this loop once
     # it stops: let it, before the loop closes.
     for thread in threading.enumerate():

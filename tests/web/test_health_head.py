@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 
 
@@ -28,7 +29,7 @@ class TestHead:
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             r = await c.head("/readyz")
             healthy = await c.head("/healthz")
-        await app.state.engine.dispose()
+        await app_state(app).engine.dispose()
         assert r.status_code == 503 and r.content == b""
         assert r.headers["retry-after"]
         assert healthy.status_code == 200

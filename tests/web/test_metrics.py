@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.web.turns import Turns
@@ -35,7 +36,7 @@ async def other_app(settings: Settings, **changes: object) -> AsyncIterator[http
     transport = httpx.ASGITransport(app=app, client=("203.0.113.9", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
-    await app.state.engine.dispose()
+    await app_state(app).engine.dispose()
 
 
 class TestExposition:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from cloudadmin.auth.app_state import app_state
+
 
 class TestOpenApi:
     async def test_operations_and_security(self, client: httpx.AsyncClient):
@@ -80,7 +82,7 @@ class TestDatabaseDown:
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             ready = await c.get("/readyz")
             call = await c.get("/iam/admin/sellers/1", headers={"Authorization": "apikey 1_x"})
-        await app.state.engine.dispose()
+        await app_state(app).engine.dispose()
         for r in (ready, call):
             assert r.status_code == 503, r.text
             assert r.json()["exception_class"] == "ServiceUnavailable"

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.logs import RedactAccessQuery, log_config
@@ -54,7 +55,7 @@ def trusting(settings: Settings, app: Any) -> Any:
             async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
                 yield c
         finally:
-            await application.state.engine.dispose()
+            await app_state(application).engine.dispose()
 
     return make
 

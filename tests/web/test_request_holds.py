@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, FailedLoginNotice
 from tests.factories import Landscape, auth, landscape
@@ -32,7 +33,7 @@ async def ls(session: AsyncSession) -> Landscape:
 
 @pytest.fixture
 def checkouts(app: FastAPI) -> Checkouts:
-    return Checkouts(app.state.engine)
+    return Checkouts(app_state(app).engine)
 
 
 class TestOneConnectionPerRequest:
@@ -96,7 +97,7 @@ async def make_app(app: FastAPI, settings: Settings) -> AsyncIterator[Callable[.
 
     yield make
     for application in made:
-        await application.state.engine.dispose()
+        await app_state(application).engine.dispose()
 
 
 def client_of(app: FastAPI) -> httpx.AsyncClient:

@@ -9,6 +9,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.auth.apikey import parse_authorization
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.auth.service import RefusedKnownKey, authenticate, notice_due
 from cloudadmin.db.types import utcnow
@@ -19,7 +20,7 @@ class NoteFailedLogin(Protocol):
     """Queues the failed-login notice of a known key, on a connection of its own.
 
     The notice is a mail (events/mail.py), and events sit above auth: create_app hands
-    events.mail.note_failed_login over as ``app.state.note_failed_login``."""
+    events.mail.note_failed_login over as ``AppState.note_failed_login``."""
 
     async def __call__(self, *, key_id: int, account_id: int, source_ip: str) -> None: ...
 
@@ -34,11 +35,31 @@ _api_key_header = APIKeyHeader(
 
 
 async def get_session(request: Request) -> AsyncSession:
-    """The ORM session of the request's one transaction (opened by ApiRoute)."""
+    """The ORM session of the request's one transaction (opened by ApiRoute): a read's
+    or a write's, as its route declares or, undeclared, as its method says (GET and
+    HEAD read; web/route.py)."""
     return await request.state.db.session()  # type: ignore[no-any-return]
 
 
 Session = Annotated[AsyncSession, Depends(get_session)]
+
+
+async def get_read_session(request: Request) -> AsyncSession:
+    """Declares the route a read, whatever its method: no transaction (no write lock on
+    SQLite), and a session that refuses to flush a change (db/engine.py)."""
+    return await request.state.db.session()  # type: ignore[no-any-return]
+
+
+async def get_write_session(request: Request) -> AsyncSession:
+    """Declares the route a write, whatever its method: one transaction, committed by
+    ApiRoute when the answer is a success."""
+    return await request.state.db.session()  # type: ignore[no-any-return]
+
+
+# What a handler declares (as Polar's AsyncReadSession and AsyncSession): ApiRoute
+# opens the request's database by it (web/route.py, ``transaction_mode``).
+ReadSession = Annotated[AsyncSession, Depends(get_read_session)]
+WriteSession = Annotated[AsyncSession, Depends(get_write_session)]
 
 
 async def get_connection(request: Request) -> AsyncConnection:
@@ -54,7 +75,7 @@ async def get_caller(
     request: Request,
     authorization: Annotated[str | None, Depends(_api_key_header)] = None,
 ) -> Caller:
-    throttle = request.app.state.throttle
+    throttle = app_state(request.app).throttle
     db = request.state.db
     try:
         presented = parse_authorization(authorization)  # no database work for a bad header
@@ -68,8 +89,7 @@ async def get_caller(
         # The lookup told when the key was last noticed: most refusals of a flood end
         # here, without a transaction of their own (at most one per key per interval).
         if isinstance(refused, RefusedKnownKey) and notice_due(refused.noticed_at, utcnow()):
-            note: NoteFailedLogin = request.app.state.note_failed_login
-            await note(
+            await app_state(request.app).note_failed_login(
                 key_id=refused.key_id,
                 account_id=refused.account_id,
                 source_ip=request.client.host if request.client else "",

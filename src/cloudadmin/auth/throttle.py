@@ -45,7 +45,7 @@ def presented_key_id(request: Request) -> int | None:
 
 
 class Throttle:
-    """One per application (``app.state.throttle``), built from the settings."""
+    """One per application (``AppState.throttle``), built from the settings."""
 
     def __init__(self, *, failures: str, per_key: str | None = None,
                  redis_url: str | None = None, key_prefix: str = "cloudadmin") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 
@@ -12,8 +13,8 @@ ERROR_BODY = {"content": {"application/json": {"schema": {"$ref": "#/components/
 
 
 def secret_box(request: Request) -> SecretBox:
-    return request.app.state.secret_box  # type: ignore[no-any-return]
+    return app_state(request.app).secret_box
 
 
 def outbound(request: Request) -> Outbound:
-    return request.app.state.outbound  # type: ignore[no-any-return]
+    return app_state(request.app).outbound

@@ -10,43 +10,87 @@ in the previous round of this work), and a list request runs four
 Only a connection without an explicit transaction takes this path (a read request's:
 ``db.engine.autocommit_engine``): SQLAlchemy's asyncpg adapter opens its transaction
 lazily, on its own first statement, and a statement sent past it would escape that
-transaction. Any other connection, and any error of the driver, go the ordinary way: a
-failed statement is replayed through ``AsyncConnection.execute``, which raises exactly
-what it always raised (a lost connection invalidated and flagged, a database error
-wrapped in ``DBAPIError``).
+transaction. Any other connection goes the ordinary way, and so does a statement the
+database or its driver refused: it is replayed through ``AsyncConnection.execute``,
+which raises exactly what it always raised (a lost connection invalidated and flagged,
+a database error wrapped in ``DBAPIError``). Only the driver's own errors are replayed,
+and each replay is a *fallback*: counted (:func:`fallback_count`) and logged as a
+warning, and the test suite fails on one it did not expect (tests/driver_guard.py). Any
+other exception (a bug of this module) propagates as it is.
 
 Statements come as :class:`Static`: built once, their values as named parameters, so
 each is compiled once per dialect and no cache key is computed per execution. Binding
-uses SQLAlchemy 2.1's compiled fields (``construct_params``, ``_bind_processors``, …),
-hence the pin in pyproject.toml; every list, auth and activity-log test runs through
-here.
+uses SQLAlchemy's public compiled API only (``construct_params``,
+``construct_expanded_state``, ``positiontup``, ``bind_names``, and each type's
+``bind_processor``); every list, auth and activity-log test runs through here.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import asyncpg
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import Compiled
+from sqlalchemy.sql.sqltypes import TupleType
 
 from cloudadmin.db.engine import is_autocommit
 
 Processor = Callable[[Any], Any] | None
 
+log = logging.getLogger("cloudadmin.db.driver")
+
+# What a driver raises for a statement it or its database refused, or a connection it
+# lost: replayed through SQLAlchemy for SQLAlchemy's own error. Anything else is a bug
+# here and propagates.
+_DRIVER_ERRORS: dict[str, tuple[type[BaseException], ...]] = {
+    # InternalClientError: a connection whose server went away can be left mid-protocol
+    # ("cannot switch to state ..."; seen in tests/web/test_route.py's lost connections).
+    "postgresql": (asyncpg.PostgresError, asyncpg.InterfaceError,
+                   asyncpg.exceptions.InternalClientError, OSError),
+    "sqlite": (sqlite3.Error, ValueError),  # aiosqlite: ValueError on a closed connection
+}
+
+_fallbacks = 0
+
+
+def fallback_count() -> int:
+    """How many statements this process replayed through SQLAlchemy after the driver
+    refused them (a database error, a lost connection)."""
+    return _fallbacks
+
 
 class _Entry:
     """A statement compiled for one dialect, with its result processors."""
 
-    __slots__ = ("compiled", "results", "fixed")
+    __slots__ = ("compiled", "binds", "results", "fixed")
 
-    def __init__(self, compiled: Compiled, results: list[Processor] | None,
-                 fixed: _Fixed | None = None) -> None:
+    def __init__(self, compiled: Compiled, binds: dict[str, Processor],
+                 results: list[Processor] | None, fixed: _Fixed | None = None) -> None:
         self.compiled = compiled
+        self.binds = binds
         self.results = results
         self.fixed = fixed
+
+
+def _bind_processors(compiled: Any, dialect: Dialect) -> dict[str, Processor]:
+    """Each bind parameter's processor by its compiled name: its type's, as the dialect
+    implements it (a TypeDecorator's ``process_bind_param`` included), which is what
+    SQLAlchemy's execution applies."""
+    processors: dict[str, Processor] = {}
+    for bind, name in compiled.bind_names.items():
+        if isinstance(bind.type, TupleType):
+            # A tuple IN takes one processor per element; no hot statement has one.
+            raise TypeError(f"db/driver.py does not bind tuple parameters ({name})")
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            processors[name] = process
+    return processors
 
 
 # Per position of a Static statement's SQL: the parameter's key and name, its bind
@@ -67,13 +111,21 @@ class _Fixed:
         self.positions = positions
 
     @classmethod
-    def of(cls, compiled: Any) -> _Fixed | None:
+    def of(cls, compiled: Any, processors: Mapping[str, Processor]) -> _Fixed | None:
+        # Post-compile parameters (IN lists, literal_execute, render_postcompile) change
+        # the SQL per execution; escaped names differ from the keys given.
         if (compiled.post_compile_params or compiled.literal_execute_params
-                or compiled.escaped_bind_names or compiled._collected_params
-                or compiled._render_postcompile):
+                or compiled.escaped_bind_names):
             return None
         by_name = {name: bind for bind, name in compiled.bind_names.items()}
-        processors = compiled._bind_processors
+        # Values given to the statement with ``.params()`` are not on its bind
+        # parameters: construct_params knows them, and a statement with any takes the
+        # general path.
+        placeholders = {name: None for name, bind in by_name.items() if bind.required}
+        defaults = compiled.construct_params(placeholders, escape_names=False)
+        if any(name not in placeholders and defaults[name] is not by_name[name].effective_value
+               for name in by_name):
+            return None
         return cls(compiled.string, tuple(
             (by_name[name].key, name, by_name[name], processors.get(name))
             for name in compiled.positiontup or ()))
@@ -116,8 +168,9 @@ class Static:
         entry = self._entries.get(dialect.name)
         if entry is None:
             compiled = self.stmt.compile(dialect=dialect)
-            entry = _Entry(compiled, _result_processors(self.stmt, dialect),
-                           _Fixed.of(compiled))
+            binds = _bind_processors(compiled, dialect)
+            entry = _Entry(compiled, binds, _result_processors(self.stmt, dialect),
+                           _Fixed.of(compiled, binds))
             self._entries[dialect.name] = entry
         return entry
 
@@ -136,11 +189,10 @@ def _driver_arguments(entry: _Entry, params: Mapping[str, Any] | None
     """The SQL (IN lists expanded) and its positional arguments, bind-processed, as
     SQLAlchemy's own execution works them out (engine/default.py)."""
     compiled: Any = entry.compiled
-    values = compiled.construct_params(params, escape_names=False)
-    state = compiled.construct_expanded_state(values, escape_names=False)
+    state = compiled.construct_expanded_state(params, escape_names=False)
     # The statement's processors, plus those of the names an IN list expanded into (as
     # DefaultExecutionContext merges them).
-    processors = compiled._bind_processors
+    processors = entry.binds
     if state.processors:
         processors = {**processors, **state.processors}
     bound = state.parameters
@@ -185,9 +237,13 @@ async def fetch(
         sql, args = _driver_arguments(entry, params)
     try:
         rows = await _run_on_driver(conn, sql, args)
-    except Exception:
+    except _DRIVER_ERRORS.get(conn.dialect.name, ()) as exc:
         # Replayed the ordinary way, to raise what SQLAlchemy raises for it (a dead
         # connection is then invalidated and flagged as such; see web/route.py).
+        global _fallbacks
+        _fallbacks += 1
+        log.warning("statement replayed through SQLAlchemy after %s: %s",
+                    type(exc).__name__, sql.split("\n", 1)[0][:80])
         return await _through_sqlalchemy(conn, statement.stmt, params)
     return _processed(rows, entry.results)
 

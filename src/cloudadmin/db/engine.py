@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -84,9 +84,9 @@ def autocommit_engine(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
-def is_autocommit(conn: AsyncConnection) -> bool:
+def is_autocommit(conn: AsyncConnection | Connection) -> bool:
     """Whether ``conn`` runs each statement on its own (a connection of autocommit_engine)."""
-    sync = conn.sync_connection
+    sync = conn.sync_connection if isinstance(conn, AsyncConnection) else conn
     options = sync.get_execution_options() if sync is not None else {}
     return bool(options.get(_AUTOCOMMIT) or options.get("isolation_level") == "AUTOCOMMIT")
 

@@ -116,7 +116,7 @@ async def note_failed_login(
 
     The caller must hold no pooled connection (auth/deps.py lets go of the request's
     first): this opens one of its own. create_app hands it to auth/deps.py as
-    ``app.state.note_failed_login`` (auth sits below events)."""
+    ``AppState.note_failed_login`` (auth sits below events)."""
     now = utcnow()
     try:
         async with sessions() as session, session.begin():

@@ -36,6 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.deps import CurrentCaller
 from cloudadmin.db.models.idempotency import IdempotencyKey
@@ -119,8 +120,8 @@ async def idempotency_key(
     if key is None:
         return
     session: AsyncSession = await request.state.db.session()
-    ttl = timedelta(hours=request.app.state.settings.idempotency_ttl_hours)
-    box: SecretBox = request.app.state.secret_box
+    ttl = timedelta(hours=app_state(request.app).settings.idempotency_ttl_hours)
+    box: SecretBox = app_state(request.app).secret_box
     request.state.idempotency = await claim(
         session, caller.account_id, key,
         fingerprint(request, caller, await request.body()), ttl=ttl,
@@ -233,7 +234,7 @@ async def record(request: Request, db: Any, response: Response) -> None:
             _c.claim == held.claim)
     body = getattr(response, "body", None)
     if isinstance(body, bytes) and getattr(request.state, "idempotency_sealed", False):
-        box: SecretBox = request.app.state.secret_box
+        box: SecretBox = app_state(request.app).secret_box
         body = _SEALED + box.encrypt(body.decode()).encode()
     result: CursorResult[Any]
     if isinstance(body, bytes):

@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import AMQP, WEBHOOK
@@ -40,7 +41,7 @@ async def metrics(request: Request) -> Response:
     activity-log row either."""
     app = request.app
     outbox = await _outbox_families(app)
-    directory = app.state.settings.prometheus_multiproc_dir
+    directory = app_state(app).settings.prometheus_multiproc_dir
     registry = CollectorRegistry()
     if directory is not None:
         MultiProcessCollector(registry, path=str(directory))
@@ -75,7 +76,7 @@ async def _outbox_families(app: Any) -> list[Metric]:
     mail = GaugeMetricFamily("cloudadmin_mail_outbox", "E-mails in the mail outbox, by state.",
                              labels=["state"])
     try:
-        async with app.state.turns.turn(), app.state.read_engine.connect() as conn:
+        async with app_state(app).turns.turn(), app_state(app).read_engine.connect() as conn:
             queues = [(q.name, await backlog(conn, q)) for q in (AMQP, WEBHOOK)]
             counts = await mail_counts(conn)
     except Exception as exc:

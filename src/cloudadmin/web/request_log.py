@@ -2,7 +2,7 @@
 
 The log is a domain of its own (iam/activity_log), built on ApiRoute like every other
 domain, so web/ cannot import it: create_app hands iam.activity_log.recorder.record
-over as ``app.state.request_log``.
+over as ``AppState.request_log``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """ApiRoute: the request owns one transaction (a read: none, see
-create_read_sessionmaker); every authenticated request is logged."""
+create_read_sessionmaker); every authenticated request is logged.
+
+Whether a route reads or writes is what its handler declares: a ``ReadSession`` or a
+``WriteSession`` dependency (auth/deps.py). A route that declares neither takes its
+method's: GET and HEAD read, every other method writes (``transaction_mode``)."""
 
 from __future__ import annotations
 
@@ -13,13 +17,13 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from cloudadmin.auth.deps import get_caller, presented_caller
+from cloudadmin.auth.app_state import app_state
+from cloudadmin.auth.deps import get_caller, get_read_session, get_write_session, presented_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
-from cloudadmin.web.request_log import RequestLog
 from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
@@ -54,6 +58,34 @@ def _authenticates(dependant: Any) -> bool:
     return any(d.call is get_caller or _authenticates(d) for d in dependant.dependencies)
 
 
+def _calls(dependant: Any) -> set[Any]:
+    calls = set()
+    for dep in dependant.dependencies:
+        calls.add(dep.call)
+        calls |= _calls(dep)
+    return calls
+
+
+_READ_METHODS = {"GET", "HEAD"}
+
+
+def transaction_mode(route: APIRoute) -> str:
+    """"read" or "write": what the handler declares (a ReadSession or a WriteSession
+    among its dependencies), else its method's (GET and HEAD read)."""
+    calls = _calls(route.dependant)
+    reads, writes = get_read_session in calls, get_write_session in calls
+    if reads and writes:
+        raise TypeError(f"route {route.name} declares both a ReadSession and a WriteSession")
+    if reads:
+        if idempotency.idempotency_key in calls:
+            # Its claim and stored answer need the request's transaction.
+            raise TypeError(f"route {route.name} is a read: it cannot take Idempotency-Key")
+        return "read"
+    if writes:
+        return "write"
+    return "read" if (route.methods or set()) <= _READ_METHODS else "write"
+
+
 class _DeadConnection(Exception):
     """The request's pooled database connection was found closed."""
 
@@ -69,22 +101,24 @@ class ApiRoute(APIRoute):
         action = self.name
         # Its requests are logged, even one refused before its key was checked.
         logged = _authenticates(self.dependant)
-        # A read (GET) runs without an explicit transaction; see create_read_sessionmaker.
-        reads = (self.methods or set()) <= {"GET", "HEAD"}
+        # A read runs without an explicit transaction; see create_read_sessionmaker.
+        reads = transaction_mode(self) == "read"
 
         def open_database(app: Any) -> RequestDatabase:
+            state = app_state(app)
             if reads:
-                return ReadDatabase(app.state.read_engine, app.state.read_sessionmaker)
-            return ChangeDatabase(app.state.sessionmaker)
+                return ReadDatabase(state.read_engine, state.read_sessionmaker)
+            return ChangeDatabase(state.sessionmaker)
 
         async def transactional_handler(request: Request) -> Response:
             requested_at = utcnow()
             # Before a turn and a connection are taken: a throttled caller, or a body
             # that trickles in, must not hold what every request waits for.
             try:
-                await request.app.state.throttle.admit(request)
+                state = app_state(request.app)
+                await state.throttle.admit(request)
                 if body_kind is not None and request.method in _BODY_METHODS:
-                    await _read_body(request, request.app.state.settings.body_timeout_seconds)
+                    await _read_body(request, state.settings.body_timeout_seconds)
             except ClientDisconnect:
                 return Response(status_code=400)  # nobody is left to read an answer
             except Exception as exc:
@@ -100,7 +134,7 @@ class ApiRoute(APIRoute):
         async def attempt(
             request: Request, requested_at: Any, *, retry_dead_connection: bool
         ) -> Response:
-            async with request.app.state.turns.turn():
+            async with app_state(request.app).turns.turn():
                 db = open_database(request.app)
                 try:
                     return await respond(request, db, requested_at,
@@ -132,7 +166,7 @@ class ApiRoute(APIRoute):
                     await idempotency.record(request, db, response)
                     if caller is not None:
                         # The log row rides in the request's own transaction.
-                        log_request: RequestLog = request.app.state.request_log
+                        log_request = app_state(request.app).request_log
                         await log_request(await db.connection(), request, caller, action,
                                           requested_at, response.status_code, reverted=False)
                     await db.commit()
@@ -180,7 +214,7 @@ async def _log_reverted(
             caller = await presented_caller(await db.connection(), request)
             if caller is None:
                 return
-        log_request: RequestLog = request.app.state.request_log
+        log_request = app_state(request.app).request_log
         await log_request(await db.connection(), request, caller, action, requested_at, status,
                           reverted=True)
         await db.commit()

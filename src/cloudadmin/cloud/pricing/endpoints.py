@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.auth.deps import CurrentCaller, Session
+from cloudadmin.auth.deps import CurrentCaller, ReadSession
 from cloudadmin.cloud.pricing import service
 from cloudadmin.cloud.pricing.schemas import ClusterPrice, ClusterPriceRequest
 from cloudadmin.cloud.scoping import ProjectId, RegionId
@@ -29,7 +29,8 @@ async def preview_k8s_cluster_price(
     project_id: ProjectId,
     region_id: RegionId,
     body: ClusterPriceRequest,
-    session: Session,
+    # A preview only reads: no transaction, so no write lock on SQLite.
+    session: ReadSession,
     caller: CurrentCaller,
 ) -> ClusterPrice:
     return await service.preview(session, caller, project_id, region_id, body)

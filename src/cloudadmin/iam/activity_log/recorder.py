@@ -100,6 +100,6 @@ async def record(
     requested_at: datetime, status_code: int, *, reverted: bool,
 ) -> None:
     """The request's log row, written (web/request_log.py's RequestLog: ApiRoute calls it
-    as ``app.state.request_log``)."""
+    as ``AppState.request_log``)."""
     await write_entry(conn, await build_entry(
         request, caller, action, requested_at, status_code, reverted=reverted))

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Request, UploadFile
 from fastapi.responses import FileResponse
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.branding import blobs, images, service, serving
@@ -20,7 +21,7 @@ FILE_ROUTE = "get_branding_file"
 
 
 def _directory(request: Request) -> Path:
-    return blobs.blob_dir(request.app.state.settings)
+    return blobs.blob_dir(app_state(request.app).settings)
 
 
 def _url_for(request: Request) -> service.UrlFor:
@@ -40,8 +41,8 @@ async def get_settings(request: Request, session: Session,
             name="replace_branding_settings", summary="Replace branding settings")
 async def replace_settings(request: Request, body: BrandingWrite, session: Session,
                            actor: CurrentActor) -> BrandingSettings:
-    return await service.replace(session, actor, body, request.app.state.secret_box,
-                                 _url_for(request), outbound=request.app.state.outbound)
+    return await service.replace(session, actor, body, app_state(request.app).secret_box,
+                                 _url_for(request), outbound=app_state(request.app).outbound)
 
 
 async def _read(part: str, upload: UploadFile | None) -> bytes | None:
@@ -72,7 +73,7 @@ async def upload_files(
              (("logo", await _read("logo", logo)), ("favicon", await _read("favicon", favicon)))
              if data is not None}
     return await service.upload(session, actor, files, _directory(request), _url_for(request),
-                                request.app.state.settings.max_image_pixels)
+                                app_state(request.app).settings.max_image_pixels)
 
 
 @router.get(
