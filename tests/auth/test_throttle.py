@@ -19,7 +19,7 @@ from cloudadmin.config import Settings
 from tests.databases import redis_url
 from tests.factories import auth, make_client, make_key, make_reseller, make_user
 from tests.pool import Checkouts
-from tests.web.attacks import free_port
+from tests.servers import free_port
 
 URL = "/cloud/v1/users"
 ATTACKER = "198.51.100.66"

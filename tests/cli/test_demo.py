@@ -30,6 +30,7 @@ from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
 from cloudadmin.demo.local_services import amqp_address, listening, smtp_address
 from tests.importer.documents import EXAMPLE
+from tests.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -37,12 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KINDS = {"operator", "reseller", "client_admin", "client_member", "engineer",
          "other_client_admin"}
 RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def closed_address() -> str:
@@ -107,16 +102,8 @@ def demo(env: dict[str, str], logs: Path, *args: str) -> Iterator[Started]:
             env=env, stdout=out_file, stderr=err_file)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the demo did not start:\n{out.read_text()}\n{err.read_text()}")
-            time.sleep(0.2)
+        wait_until_healthy(base, proc, lambda: f"{out.read_text()}\n{err.read_text()}",
+                           timeout=120)
         started = Started(base, parse_keys(out.read_text()), out.read_text(), err.read_text())
         # The demo's own steps ran before the server answered. (What the dispatcher logs
         # later is the dispatcher's business.)

@@ -19,8 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli.test_serve import DOCUMENT, cli, free_port, wait_until_healthy
+from tests.cli.test_serve import DOCUMENT, cli
 from tests.scrape import scrape_sync
+from tests.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import httpx
 import pytest
 
 from tests.importer.documents import EXAMPLE
+from tests.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -24,26 +23,6 @@ DOCUMENT = EXAMPLE
 
 PRICES = {"region_id": 76, "currency_code": "EUR", "flavors": {"g1-standard-2-4": 0.05},
           "volume_types": {"standard": 0.0001}, "public_ipv4_per_hour": 0.004}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until_healthy(base: str, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"server did not start:\n{out}")
-        time.sleep(0.2)
 
 
 def cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -27,16 +27,11 @@ from sqlalchemy.engine import make_url
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+from tests.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 
 PASSWORD = "hunter2-not-shown"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def base_env(tmp_path: Path, **settings: str) -> dict[str, str]:
@@ -435,19 +430,6 @@ class TestWaitForDatabase:
         assert_one_line_error(result, f'database "{name}" does not exist')
 
 
-def wait_until_healthy(base: str, proc: subprocess.Popen, lines: Lines) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            pytest.fail("server did not start:\n" + "\n".join(lines.rest()))
-        time.sleep(0.2)
-
-
 @contextlib.contextmanager
 def serving(env: dict[str, str], port: int | None = None,
             until: Callable[[Lines], None] | None = None,
@@ -461,7 +443,7 @@ def serving(env: dict[str, str], port: int | None = None,
     try:
         if until is not None:
             until(lines)
-        wait_until_healthy(f"http://127.0.0.1:{port}", proc, lines)
+        wait_until_healthy(f"http://127.0.0.1:{port}", proc, lambda: "\n".join(lines.rest()))
         yield proc, lines, port
     finally:
         if proc.poll() is None:

@@ -12,9 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.test_serve import DOCUMENT, free_port, wait_until_healthy
+from tests.cli.test_serve import DOCUMENT
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
+from tests.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 # The server runs beside the test; blocking process calls are fine here.

@@ -19,11 +19,11 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
-from tests.cli.test_serve import free_port
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.factories import make_client
+from tests.servers import free_port
 from tests.waiting import until
 
 pytestmark = pytest.mark.slow

@@ -23,8 +23,8 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.logs import RedactAccessQuery, log_config
-from tests.cli.test_serve import free_port, wait_until_healthy
 from tests.factories import Landscape, auth, landscape
+from tests.servers import free_port, wait_until_healthy
 
 PEER = "203.0.113.7"  # the address the `client` fixture connects from
 LOG = "/iam/activity_log/requests"

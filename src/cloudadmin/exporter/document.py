@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from sqlalchemy import Table, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from cloudadmin.db import models as m
 from cloudadmin.db.engine import autocommit_engine, is_sqlite_url
 from cloudadmin.exporter import records as rec
+from cloudadmin.importer.loader import LoadReport
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
 
 # Rows per fetch and per write: large enough to amortise a round trip, small enough
@@ -63,16 +64,10 @@ SOURCES: tuple[Source, ...] = (
 
 
 @dataclass(frozen=True)
-class ExportReport:
-    counts: dict[str, int] = field(default_factory=dict)
+class ExportReport(LoadReport):
+    """How many records of each top-level key were written."""
 
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def summary(self) -> str:
-        parts = [f"{key} {n}" for key, n in self.counts.items() if n]
-        return f"exported {self.total} records" + (f" ({', '.join(parts)})" if parts else "")
+    done: ClassVar[str] = "exported"
 
 
 @asynccontextmanager

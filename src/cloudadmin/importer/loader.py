@@ -9,7 +9,7 @@ transaction and commits or rolls back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,6 +30,8 @@ class LoadReport:
     """How many records of each top-level key were upserted."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    # The summary's verb: `cloudadmin export` reports its records the same way.
+    done: ClassVar[str] = "loaded"
 
     @property
     def total(self) -> int:
@@ -37,7 +39,7 @@ class LoadReport:
 
     def summary(self) -> str:
         parts = [f"{key} {n}" for key, n in self.counts.items() if n]
-        return f"loaded {self.total} records" + (f" ({', '.join(parts)})" if parts else "")
+        return f"{self.done} {self.total} records" + (f" ({', '.join(parts)})" if parts else "")
 
 
 async def load_document(
