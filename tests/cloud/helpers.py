@@ -21,7 +21,7 @@ from cloudadmin.kit.crypto import SecretBox
 from tests.factories import Landscape, landscape, make_client, make_key, make_user, next_id
 
 SECRET_KEY = "test-secret-key"  # conftest's Settings.secret_key
-# What the app encrypts with (app.state.secret_box), for rows arranged without the app.
+# What the app encrypts with (app_state(app).secret_box), for rows arranged without the app.
 BOX = SecretBox(SECRET_KEY)
 
 

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import AmqpSubscription
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events
 from tests.events.helpers import make_subscription
@@ -42,7 +43,7 @@ class TestUnsubscribeRacingUnsubscribe:
         self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
         session: AsyncSession, cl: CloudLandscape,
     ):
-        sid = (await make_subscription(session, app.state.secret_box, cl.ls.client_account,
+        sid = (await make_subscription(session, app_state(app).secret_box, cl.ls.client_account,
                                        CONN, exchange="events", routing_key="user.actions")).id
         first, second = await in_order(
             app, session, AmqpSubscription, sid,
@@ -58,7 +59,7 @@ class TestUpdateRacingUnsubscribe:
         self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
         session: AsyncSession, cl: CloudLandscape, dialect: str,
     ):
-        sid = (await make_subscription(session, app.state.secret_box, cl.ls.client_account,
+        sid = (await make_subscription(session, app_state(app).secret_box, cl.ls.client_account,
                                        CONN, exchange="events", routing_key="user.actions")).id
         gone, update = await in_order(
             app, session, AmqpSubscription, sid,

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
 from cloudadmin.db.models import PriceCatalogue
 from cloudadmin.importer import load_document
@@ -41,7 +42,7 @@ async def file_accepts(app: Any, tmp_path: Path, record: dict[str, Any]) -> bool
     path = tmp_path / "prices.json"
     path.write_text(json.dumps([record]))
     try:
-        await load_prices_file(app.state.sessionmaker, path)
+        await load_prices_file(app_state(app).sessionmaker, path)
     except PriceFileError:
         return False
     return True

@@ -35,7 +35,7 @@ def caller(kind: CallerKind) -> Caller:
         user_id=5, user_email="u@example.com", superuser=kind == CallerKind.operator,
         group_ids=frozenset({1}), key_id=1, account_id=7,
         account_type="reseller" if kind == CallerKind.reseller else "common",
-        account_reseller_id=None, account_company_name="C",
+        account_reseller_id=None,
     )
 
 
