@@ -88,3 +88,53 @@ def asyncpg_connect_args(url: str) -> dict[str, Any]:
                          "async_creator_fn"):
         params.pop(adapter_only, None)
     return dict(params)
+
+
+# --- bulk loading into an empty table (PostgreSQL) ---
+
+
+async def copy_rows(
+    conn: AsyncConnection, table: Table, columns: Sequence[str], records: Iterable[Sequence[Any]]
+) -> None:
+    """``COPY table (columns) FROM STDIN`` in the connection's transaction (PostgreSQL).
+
+    asyncpg's binary COPY through the driver connection SQLAlchemy hands out: no
+    statement per row, no conflict handling. The connection's transaction must be
+    open already (any statement run through ``conn`` opens it).
+    """
+    raw = await conn.get_raw_connection()
+    driver: Any = raw.driver_connection
+    await driver.copy_records_to_table(
+        table.name, columns=list(columns), records=records, schema_name=table.schema
+    )
+
+
+async def set_aside_indexes(conn: AsyncConnection, table: Table) -> list[str]:
+    """Drops ``table``'s secondary indexes and its foreign keys; returns the statements
+    that create them again (PostgreSQL).
+
+    Filling an empty table and building its indexes once costs a fraction of
+    maintaining them row by row, and a foreign key added over a full table is
+    checked by one join instead of one deferred lookup per row. The primary key
+    stays (its ids arrive mostly in order). Read from the catalog, so the indexes of
+    later migrations are kept as they are defined.
+    """
+    name = table.name
+    indexes = (await conn.execute(text(
+        "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid"
+        " WHERE i.indrelid = CAST(:table AS regclass) AND NOT i.indisprimary"
+        " AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)"
+        " ORDER BY c.relname"), {"table": name})).all()
+    foreign = (await conn.execute(text(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+        " WHERE conrelid = CAST(:table AS regclass) AND contype = 'f' ORDER BY conname"),
+        {"table": name})).all()
+    restore: list[str] = []
+    for index, definition in indexes:
+        await conn.execute(text(f'DROP INDEX "{index}"'))
+        restore.append(definition)
+    for constraint, definition in foreign:
+        await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
+        restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
+    return restore

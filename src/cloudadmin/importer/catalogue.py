@@ -62,6 +62,20 @@ def survey(
     ``catalogue.complete`` is False when the document's shape is wrong (not an
     object, an unknown or non-list top-level key): then nothing else is checked.
     """
+    catalogue = open_catalogue(document, problems)
+    if not catalogue.complete:
+        return catalogue
+    for kind in KINDS:
+        for start, chunk in chunks(records_of(document, kind)):
+            survey_chunk(catalogue, kind, start, chunk, problems)
+            if progress is not None:
+                progress.advance(len(chunk))
+    return catalogue
+
+
+def open_catalogue(document: Any, problems: Problems) -> Catalogue:
+    """The shape checks of ``document``; an empty catalogue to fill chunk by chunk,
+    ``complete`` when the shape is right."""
     catalogue = Catalogue()
     if not isinstance(document, dict):
         problems.add("", "the document must be a JSON object")
@@ -75,18 +89,22 @@ def survey(
         return catalogue
     catalogue.complete = True
     for kind in KINDS:
-        items = records_of(document, kind)
-        catalogue.counts[kind.key] = len(items)
-        seen = catalogue.ids.setdefault(kind.key, {})
-        for start, chunk in chunks(items):
-            valid, bad = _valid_records(kind, start, chunk, problems)
-            for offset, model in valid:
-                _note(catalogue, kind, start + offset, model, seen, problems)
-            for offset in bad:
-                _note_identity(kind, start + offset, chunk[offset], seen)
-            if progress is not None:
-                progress.advance(len(chunk))
+        catalogue.counts[kind.key] = len(records_of(document, kind))
     return catalogue
+
+
+def survey_chunk(
+    catalogue: Catalogue, kind: Kind, start: int, chunk: list[Any], problems: Problems
+) -> list[Any]:
+    """Validates the records ``start`` .. of ``kind`` into ``problems`` and notes them;
+    returns the chunk's valid records (all of them when it adds no problem)."""
+    seen = catalogue.ids.setdefault(kind.key, {})
+    valid, bad = _valid_records(kind, start, chunk, problems)
+    for offset, model in valid:
+        _note(catalogue, kind, start + offset, model, seen, problems)
+    for offset in bad:
+        _note_identity(kind, start + offset, chunk[offset], seen)
+    return [model for _offset, model in valid]
 
 
 def _valid_records(

@@ -11,12 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
-from cloudadmin.importer.catalogue import chunks, record_count, records_of, survey
-from cloudadmin.importer.kinds import KINDS
+from cloudadmin.importer.bulk import BulkLoad
+from cloudadmin.importer.catalogue import (
+    Catalogue,
+    chunks,
+    open_catalogue,
+    record_count,
+    records_of,
+    survey_chunk,
+)
+from cloudadmin.importer.kinds import BY_KEY, KINDS
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
 from cloudadmin.importer.references import check_references, check_sealed
@@ -57,12 +65,70 @@ async def load_document(
     problems = Problems()
     total = record_count(document)
     progress.phase("validating", total)
-    catalogue = survey(document, problems, progress)
+    catalogue = open_catalogue(document, problems)
     if not catalogue.complete:
         problems.raise_if_any()
 
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
+    context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
+    addendums = catalogue.counts.get("addendums", 0)
+    if not bulk_counts.deferrable(conn, addendums):
+        await _load(conn, document, catalogue, context, problems, progress)
+    else:
+        # A bulk load may write addendums before the last problem is found, and sets
+        # the table's indexes aside: a savepoint takes all of it back on a problem.
+        async with session.begin_nested():
+            bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
+            await _load(conn, document, catalogue, context, problems, progress, bulk)
+    # Rows were written past the ORM; objects the session holds may be stale.
+    session.expire_all()
+    return LoadReport(dict(catalogue.counts))
+
+
+async def _load(
+    conn: AsyncConnection,
+    document: dict[str, Any],
+    catalogue: Catalogue,
+    context: RowContext,
+    problems: Problems,
+    progress: PhaseProgress,
+    bulk: BulkLoad | None = None,
+) -> None:
+    await _validate(document, catalogue, problems, progress, context, bulk)
+    await _check(conn, catalogue, context.secret_box, problems, progress)
+    await _write(conn, document, context, catalogue, progress, bulk)
+    if bulk is not None:
+        progress.phase("indexing", None)
+        await bulk.finish()
+
+
+async def _validate(
+    document: dict[str, Any],
+    catalogue: Catalogue,
+    problems: Problems,
+    progress: PhaseProgress,
+    context: RowContext,
+    bulk: BulkLoad | None = None,
+) -> None:
+    """Pass 1: every record's fields; a bulk load also COPYs its valid addendums, as
+    long as no problem has turned up (once one has, nothing will be committed)."""
+    for kind in KINDS:
+        for start, chunk in chunks(records_of(document, kind)):
+            records = survey_chunk(catalogue, kind, start, chunk, problems)
+            if bulk is not None and kind.table is bulk.table and not problems:
+                await bulk.write([kind.to_row(rec, context) for rec in records])
+            progress.advance(len(chunk))
+
+
+async def _check(
+    conn: AsyncConnection,
+    catalogue: Catalogue,
+    secret_box: SecretBox,
+    problems: Problems,
+    progress: PhaseProgress,
+) -> None:
+    """Pass 2: references and unique values; raises LoadError with every problem."""
     referenced = sum(len(ids) for ids in catalogue.refs.values())
     progress.phase("checking references", referenced, unit="ids")
     await check_references(conn, catalogue, problems)
@@ -70,22 +136,35 @@ async def load_document(
     progress.advance(referenced)
     problems.raise_if_any()
 
-    context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
-    bulk = bulk_counts.deferrable(conn, catalogue.counts.get("addendums", 0))
-    if bulk:
+
+async def _write(
+    conn: AsyncConnection,
+    document: dict[str, Any],
+    context: RowContext,
+    catalogue: Catalogue,
+    progress: PhaseProgress,
+    bulk: BulkLoad | None = None,
+) -> None:
+    """Pass 3: upserts chunk by chunk (but the rows a bulk load has written already).
+
+    A large load that cannot be a bulk one (the table holds addendums) still
+    rebuilds the counters once instead of counting row by row.
+    """
+    written = bulk.table if bulk is not None else None
+    rebuild = bulk is None and bulk_counts.deferrable(conn, catalogue.counts.get("addendums", 0))
+    if rebuild:
         await bulk_counts.defer_counting(conn)
-    progress.phase("writing", total)
+    progress.phase("writing", record_count(document))
     for kind in KINDS:
+        if kind.table is written:
+            progress.advance(catalogue.counts.get(kind.key, 0))
+            continue
         for _start, chunk in chunks(records_of(document, kind)):
             records = kind.adapter.validate_python(chunk)
             await upsert_rows(conn, kind.table, [kind.to_row(rec, context) for rec in records])
             if kind.key == "users":
                 await replace_memberships(conn, {rec.id: rec.group_ids() for rec in records})
             progress.advance(len(chunk))
-    if bulk:
+    if rebuild:
         await bulk_counts.rebuild_counts(conn)
     await continue_sequences(conn, [kind.table for kind in KINDS if catalogue.counts.get(kind.key)])
-    # Rows were written past the ORM; objects the session holds may be stale.
-    session.expire_all()
-    return LoadReport(dict(catalogue.counts))
-
