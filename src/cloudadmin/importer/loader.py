@@ -4,6 +4,10 @@ Three passes: validate every record, check every reference (against the
 document and the stored rows), then upsert chunk by chunk. Problems found by the
 first two passes raise LoadError before anything is written; the caller owns the
 transaction and commits or rolls back.
+
+A large load of addendums into their empty table on PostgreSQL (importer/bulk.py)
+writes them during the first pass instead, by COPY, inside a savepoint that a
+problem found later rolls back: nothing of it stays either.
 """
 
 from __future__ import annotations
@@ -71,100 +75,85 @@ async def load_document(
 
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
-    context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
+    load = _Load(conn, document, catalogue, problems, progress,
+                 RowContext(secret_box=secret_box, accounts=catalogue.accounts))
     addendums = catalogue.counts.get("addendums", 0)
     if not bulk_counts.deferrable(conn, addendums):
-        await _load(conn, document, catalogue, context, problems, progress)
+        await load.run()
     else:
         # A bulk load may write addendums before the last problem is found, and sets
         # the table's indexes aside: a savepoint takes all of it back on a problem.
         async with session.begin_nested():
-            bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
-            await _load(conn, document, catalogue, context, problems, progress, bulk)
+            await session.connection()  # emits the SAVEPOINT before the first statement
+            load.bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
+            await load.run()
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
     return LoadReport(dict(catalogue.counts))
 
 
-async def _load(
-    conn: AsyncConnection,
-    document: dict[str, Any],
-    catalogue: Catalogue,
-    context: RowContext,
-    problems: Problems,
-    progress: PhaseProgress,
-    bulk: BulkLoad | None = None,
-) -> None:
-    await _validate(document, catalogue, problems, progress, context, bulk)
-    await _check(conn, catalogue, context.secret_box, problems, progress)
-    await _write(conn, document, context, catalogue, progress, bulk)
-    if bulk is not None:
-        progress.phase("indexing", None)
-        await bulk.finish()
+@dataclass
+class _Load:
+    conn: AsyncConnection
+    document: dict[str, Any]
+    catalogue: Catalogue
+    problems: Problems
+    progress: PhaseProgress
+    context: RowContext
+    # Set when the addendums go in by COPY into their empty table (importer/bulk.py).
+    bulk: BulkLoad | None = None
 
+    async def run(self) -> None:
+        await self.validate()
+        await self.check()
+        await self.write()
+        if self.bulk is not None:
+            self.progress.phase("indexing", None)
+            await self.bulk.finish()
 
-async def _validate(
-    document: dict[str, Any],
-    catalogue: Catalogue,
-    problems: Problems,
-    progress: PhaseProgress,
-    context: RowContext,
-    bulk: BulkLoad | None = None,
-) -> None:
-    """Pass 1: every record's fields; a bulk load also COPYs its valid addendums, as
-    long as no problem has turned up (once one has, nothing will be committed)."""
-    for kind in KINDS:
-        for start, chunk in chunks(records_of(document, kind)):
-            records = survey_chunk(catalogue, kind, start, chunk, problems)
-            if bulk is not None and kind.table is bulk.table and not problems:
-                await bulk.write([kind.to_row(rec, context) for rec in records])
-            progress.advance(len(chunk))
+    async def validate(self) -> None:
+        """Pass 1: every record's fields. A bulk load also COPYs the valid addendums
+        as long as no problem has turned up (once one has, nothing is committed)."""
+        bulk = self.bulk
+        for kind in KINDS:
+            for start, chunk in chunks(records_of(self.document, kind)):
+                records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+                if bulk is not None and kind.table is bulk.table and not self.problems:
+                    await bulk.write([kind.to_row(rec, self.context) for rec in records])
+                self.progress.advance(len(chunk))
 
+    async def check(self) -> None:
+        """Pass 2: references and unique values; raises LoadError with every problem."""
+        referenced = sum(len(ids) for ids in self.catalogue.refs.values())
+        self.progress.phase("checking references", referenced, unit="ids")
+        await check_references(self.conn, self.catalogue, self.problems)
+        check_sealed(self.catalogue, self.context.secret_box, self.problems)
+        self.progress.advance(referenced)
+        self.problems.raise_if_any()
 
-async def _check(
-    conn: AsyncConnection,
-    catalogue: Catalogue,
-    secret_box: SecretBox,
-    problems: Problems,
-    progress: PhaseProgress,
-) -> None:
-    """Pass 2: references and unique values; raises LoadError with every problem."""
-    referenced = sum(len(ids) for ids in catalogue.refs.values())
-    progress.phase("checking references", referenced, unit="ids")
-    await check_references(conn, catalogue, problems)
-    check_sealed(catalogue, secret_box, problems)
-    progress.advance(referenced)
-    problems.raise_if_any()
+    async def write(self) -> None:
+        """Pass 3: upserts chunk by chunk (but the rows a bulk load has written already).
 
-
-async def _write(
-    conn: AsyncConnection,
-    document: dict[str, Any],
-    context: RowContext,
-    catalogue: Catalogue,
-    progress: PhaseProgress,
-    bulk: BulkLoad | None = None,
-) -> None:
-    """Pass 3: upserts chunk by chunk (but the rows a bulk load has written already).
-
-    A large load that cannot be a bulk one (the table holds addendums) still
-    rebuilds the counters once instead of counting row by row.
-    """
-    written = bulk.table if bulk is not None else None
-    rebuild = bulk is None and bulk_counts.deferrable(conn, catalogue.counts.get("addendums", 0))
-    if rebuild:
-        await bulk_counts.defer_counting(conn)
-    progress.phase("writing", record_count(document))
-    for kind in KINDS:
-        if kind.table is written:
-            progress.advance(catalogue.counts.get(kind.key, 0))
-            continue
-        for _start, chunk in chunks(records_of(document, kind)):
-            records = kind.adapter.validate_python(chunk)
-            await upsert_rows(conn, kind.table, [kind.to_row(rec, context) for rec in records])
-            if kind.key == "users":
-                await replace_memberships(conn, {rec.id: rec.group_ids() for rec in records})
-            progress.advance(len(chunk))
-    if rebuild:
-        await bulk_counts.rebuild_counts(conn)
-    await continue_sequences(conn, [kind.table for kind in KINDS if catalogue.counts.get(kind.key)])
+        A large load that cannot be a bulk one (the table holds addendums) still
+        rebuilds the counters once instead of counting row by row.
+        """
+        conn, counts = self.conn, self.catalogue.counts
+        written = self.bulk.table if self.bulk is not None else None
+        rebuild = written is None and bulk_counts.deferrable(conn, counts.get("addendums", 0))
+        if rebuild:
+            await bulk_counts.defer_counting(conn)
+        self.progress.phase("writing", record_count(self.document))
+        for kind in KINDS:
+            if kind.table is written:
+                self.progress.advance(counts.get(kind.key, 0))
+                continue
+            for _start, chunk in chunks(records_of(self.document, kind)):
+                records = kind.adapter.validate_python(chunk)
+                rows = [kind.to_row(rec, self.context) for rec in records]
+                await upsert_rows(conn, kind.table, rows)
+                if kind.key == "users":
+                    await replace_memberships(conn, {rec.id: rec.group_ids() for rec in records})
+                self.progress.advance(len(chunk))
+        if rebuild:
+            await bulk_counts.rebuild_counts(conn)
+        await continue_sequences(conn, [kind.table for kind in KINDS if counts.get(kind.key)])

@@ -215,13 +215,21 @@ class SellerRecord(Record):
 # --- reselling ------------------------------------------------------------------
 
 
+# The branding's settings objects: every field may be left out (null), as in the
+# API's answers, and a load keeps exactly the fields given (exclude_unset).
+
+
 class Colors(Record):
+    """The theme colours of a reseller's panel."""
+
     header: str | None = None
     primary: str | None = None
     headerText: str | None = None
 
 
 class PublicSettings(Record):
+    """What a reseller's customers see: links, contacts, the sender address."""
+
     showApiDoc: bool | None = None
     showStatusPage: str | None = None
     showKnowledgeBase: bool | None = None
@@ -237,6 +245,8 @@ class PublicSettings(Record):
 
 
 class MailServer(Record):
+    """The reseller's own SMTP server; its password is stored encrypted."""
+
     tls: bool | None = None
     host: str | None = None
     port: PortText | None = None

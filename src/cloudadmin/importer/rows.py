@@ -42,32 +42,34 @@ def _optional(row: Row, column: str, value: Any) -> Row:
     return row
 
 
+def _fields(rec: Any, *same: str, **renamed: str) -> Row:
+    """The record's fields ``same`` under their own names, and ``column="field"`` for
+    the ones whose column is named otherwise: the row of the plain copies."""
+    row = {name: getattr(rec, name) for name in same}
+    row.update({column: getattr(rec, name) for column, name in renamed.items()})
+    return row
+
+
+def _company(ctx: RowContext, given: str | None, account: int) -> str:
+    """A user's or seller's company: the document's, else its account's name."""
+    return given if given is not None else ctx.accounts[account].company_name
+
+
 def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
-    row = {
-        "id": rec.id,
-        "email": rec.email,
-        "name": rec.name,
-        "status": rec.status,
-        "company_name": rec.companyName,
-        "company_name_folded": fold(rec.companyName),  # as the model sets it for the API
-        "capabilities": list(rec.capabilities),
-        "service_statuses": {k: v.model_dump() for k, v in rec.serviceStatuses.items()},
-        "paid_features": _features(rec.paidFeatures),
-        "free_features": _features(rec.freeFeatures),
-        "entry_base_domain": rec.entryBaseDomain,
-        "deleted": rec.deleted,
-        "bill_type": rec.bill_type,
-        "is_test": rec.is_test,
-        "phone": rec.phone,
-        "website": rec.website,
-        "signup_process": rec.signup_process,
-        "custom_id": rec.custom_id,
-        "country_code": rec.country_code.upper() if rec.country_code else None,
-        "seller_id": rec.seller,
-        "reseller_id": rec.resellers,
-        "client_type": rec.client_type,
-        "owner": rec.owner,
-    }
+    row = _fields(
+        rec, "id", "email", "name", "status", "deleted", "bill_type", "is_test", "phone",
+        "website", "signup_process", "custom_id", "client_type", "owner",
+        company_name="companyName", entry_base_domain="entryBaseDomain", seller_id="seller",
+        reseller_id="resellers",
+    )
+    row.update(
+        company_name_folded=fold(rec.companyName),  # as the model sets it for the API
+        capabilities=list(rec.capabilities),
+        service_statuses={k: v.model_dump() for k, v in rec.serviceStatuses.items()},
+        paid_features=_features(rec.paidFeatures),
+        free_features=_features(rec.freeFeatures),
+        country_code=rec.country_code.upper() if rec.country_code else None,
+    )
     _optional(row, "service_availability", rec.service_availability)
     return _optional(row, "created_at", rec.created_at)
 
@@ -77,24 +79,12 @@ def _features(value: Mapping[Any, list[r.Feature]]) -> dict[str, list[dict[str, 
 
 
 def user_row(rec: r.UserRecord, ctx: RowContext) -> Row:
-    company = rec.company if rec.company is not None else ctx.accounts[rec.client].company_name
-    row = {
-        "id": rec.id,
-        "email": rec.email,
-        "name": rec.name,
-        "lang": rec.lang,
-        "phone": rec.phone,
-        "company": company,
-        "client_id": rec.client,
-        "deleted": rec.deleted,
-        "activated": rec.activated,
-        "sso_auth": rec.sso_auth,
-        "two_fa": rec.two_fa,
-        "auth_types": list(rec.auth_types),
-        "user_type": rec.user_type,
-        "is_active": rec.is_active,
-        "superuser": rec.superuser,
-    }
+    row = _fields(
+        rec, "id", "email", "name", "lang", "phone", "deleted", "activated", "sso_auth",
+        "two_fa", "user_type", "is_active", "superuser", client_id="client",
+    )
+    row["company"] = _company(ctx, rec.company, rec.client)
+    row["auth_types"] = list(rec.auth_types)
     _optional(row, "date_joined", rec.date_joined)
     if rec.password is not None:
         row["password_hash"] = hash_password(rec.password)
@@ -102,14 +92,8 @@ def user_row(rec: r.UserRecord, ctx: RowContext) -> Row:
 
 
 def api_key_row(rec: r.ApiKeyRecord, _ctx: RowContext) -> Row:
-    row = {
-        "id": rec.id,
-        "user_id": rec.user,
-        "name": rec.name,
-        "secret_hash": rec.stored_hash(),
-        "expires_at": rec.expires_at,
-        "revoked": rec.revoked,
-    }
+    row = _fields(rec, "id", "name", "expires_at", "revoked", user_id="user")
+    row["secret_hash"] = rec.stored_hash()
     # Older documents do not carry these; a load of one keeps what the API stored.
     _optional(row, "description", rec.description)
     _optional(row, "role_id", rec.role)
@@ -118,17 +102,9 @@ def api_key_row(rec: r.ApiKeyRecord, _ctx: RowContext) -> Row:
 
 
 def seller_row(rec: r.SellerRecord, ctx: RowContext) -> Row:
-    company = rec.company if rec.company is not None else ctx.accounts[rec.reseller].company_name
-    row = {
-        "id": rec.id,
-        "email": rec.email,
-        "full_name": rec.full_name,
-        "phone": rec.phone,
-        "company": company,
-        "reseller_id": rec.reseller,
-        "activated": rec.activated,
-        "deleted": rec.deleted,
-    }
+    row = _fields(rec, "id", "email", "full_name", "phone", "activated", "deleted",
+                  reseller_id="reseller")
+    row["company"] = _company(ctx, rec.company, rec.reseller)
     return _optional(row, "date_joined", rec.date_joined)
 
 
@@ -148,63 +124,38 @@ def branding_row(rec: r.BrandingRecord, ctx: RowContext) -> Row:
 
 
 def notification_setting_row(rec: r.NotificationSettingRecord, _ctx: RowContext) -> Row:
-    return {
-        "id": rec.id,
-        "reseller_id": rec.reseller,
-        "notification_type": rec.notification_type,
-        "email": rec.email,
-        "enabled": rec.enabled,
-    }
+    return _fields(rec, "id", "notification_type", "email", "enabled", reseller_id="reseller")
 
 
 def project_row(rec: r.ProjectRecord, _ctx: RowContext) -> Row:
-    return {"id": rec.id, "client_id": rec.client, "name": rec.name}
+    return _fields(rec, "id", "name", client_id="client")
 
 
 def region_row(rec: r.RegionRecord, _ctx: RowContext) -> Row:
-    return {"id": rec.id, "name": rec.name}
+    return _fields(rec, "id", "name")
 
 
 def listener_row(rec: r.ListenerRecord, _ctx: RowContext) -> Row:
-    return {
-        "id": rec.id,
-        "project_id": rec.project_id,
-        "region_id": rec.region_id,
-        "name": rec.name,
-        "allowed_cidrs": rec.allowed_cidrs,
-        "connection_limit": rec.connection_limit,
-        "creator_task_id": rec.creator_task_id,
-        "insert_headers": dict(rec.insert_headers),
-        "load_balancer_id": rec.load_balancer_id,
-        "operating_status": rec.operating_status,
-        "pool_count": rec.pool_count,
-        "protocol": rec.protocol,
-        "protocol_port": rec.protocol_port,
-        "provisioning_status": rec.provisioning_status,
-        "secret_id": rec.secret_id,
-        "sni_secret_id": rec.sni_secret_id,
-        "stats": rec.stats.model_dump(),
-        "task_id": rec.task_id,
-        "timeout_client_data": rec.timeout_client_data,
-        "timeout_member_connect": rec.timeout_member_connect,
-        "timeout_member_data": rec.timeout_member_data,
-        "user_list": [u.model_dump() for u in rec.user_list],
-    }
+    row = _fields(
+        rec, "id", "project_id", "region_id", "name", "allowed_cidrs", "connection_limit",
+        "creator_task_id", "load_balancer_id", "operating_status", "pool_count", "protocol",
+        "protocol_port", "provisioning_status", "secret_id", "sni_secret_id", "task_id",
+        "timeout_client_data", "timeout_member_connect", "timeout_member_data",
+    )
+    row.update(
+        insert_headers=dict(rec.insert_headers),
+        stats=rec.stats.model_dump(),
+        user_list=[u.model_dump() for u in rec.user_list],
+    )
+    return row
 
 
 def lifecycle_policy_row(rec: r.LifecyclePolicyRecord, _ctx: RowContext) -> Row:
-    return {
-        "id": rec.id,
-        "project_id": rec.project_id,
-        "region_id": rec.region_id,
-        "name": rec.name,
-        "action": rec.action,
-        "status": rec.status,
-        "user_id": rec.user_id,
-        # As written: the two schedule variants carry different fields.
-        "schedules": [s.model_dump(exclude_unset=True) for s in rec.schedules],
-        "volumes": [v.model_dump() for v in rec.volumes],
-    }
+    row = _fields(rec, "id", "project_id", "region_id", "name", "action", "status", "user_id")
+    # As written: the two schedule variants carry different fields.
+    row["schedules"] = [s.model_dump(exclude_unset=True) for s in rec.schedules]
+    row["volumes"] = [v.model_dump() for v in rec.volumes]
+    return row
 
 
 def price_row(rec: PriceRecord, _ctx: RowContext) -> Row:
@@ -212,15 +163,12 @@ def price_row(rec: PriceRecord, _ctx: RowContext) -> Row:
 
 
 def amqp_subscription_row(rec: r.AmqpSubscriptionRecord, ctx: RowContext) -> Row:
-    return {
-        "id": rec.id,
-        "client_id": rec.client,
-        "connection_string_encrypted": rec.connection_string_encrypted
-        or ctx.secret_box.encrypt(rec.connection_string or ""),
-        "exchange": rec.exchange,
-        "routing_key": rec.routing_key,
-        "receive_child_client_events": rec.receive_child_client_events,
-    }
+    row = _fields(rec, "id", "exchange", "routing_key", "receive_child_client_events",
+                  client_id="client")
+    row["connection_string_encrypted"] = rec.connection_string_encrypted or ctx.secret_box.encrypt(
+        rec.connection_string or ""
+    )
+    return row
 
 
 def addendum_row(rec: r.AddendumRecord, _ctx: RowContext) -> Row:

@@ -1,0 +1,121 @@
+"""A large load into the empty addendums table on PostgreSQL goes by COPY (importer/bulk.py):
+it stores exactly the rows and counters the upserts store, leaves the table with its
+indexes, foreign key and triggers, and a problem found after the COPY leaves nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.billing.addendums import bulk_counts
+from cloudadmin.importer import LoadError, load_document
+from cloudadmin.importer.bulk import BulkLoad
+from cloudadmin.kit.crypto import SecretBox
+from tests.billing.helpers import days_match_rows
+from tests.importer.test_bulk_counts import counters_match_rows, document
+
+COUNTERS = ("addendum_counts", "addendum_totals", "addendum_days")
+
+
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch, dialect: str) -> list[int]:
+    """Rows each COPY wrote (the real COPY runs); a 300-addendum load is a bulk one."""
+    if dialect != "postgresql":
+        pytest.skip("COPY is PostgreSQL's")
+    monkeypatch.setattr(bulk_counts, "BULK_THRESHOLD", 100)
+    sizes: list[int] = []
+    write = BulkLoad.write
+
+    async def counted(self: BulkLoad, rows: Any) -> None:
+        sizes.append(len(rows))
+        await write(self, rows)
+
+    monkeypatch.setattr(BulkLoad, "write", counted)
+    return sizes
+
+
+async def state(session: AsyncSession) -> dict[str, Any]:
+    """Everything a load leaves in and around the addendums table."""
+    out: dict[str, Any] = {}
+    out["addendums"] = [tuple(r) for r in (await session.execute(
+        text("SELECT * FROM addendums ORDER BY id"))).all()]
+    for table in COUNTERS:
+        out[table] = sorted(tuple(r) for r in (await session.execute(
+            text(f"SELECT * FROM {table} WHERE n <> 0"))).all())
+    out["indexes"] = (await session.execute(text(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'addendums'"
+        " ORDER BY 1"))).all()
+    out["constraints"] = (await session.execute(text(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+        " WHERE conrelid = 'addendums'::regclass ORDER BY 1"))).all()
+    # The foreign key's own triggers are renamed when it is added again.
+    out["triggers"] = (await session.execute(text(
+        "SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'addendums'::regclass"
+        " AND NOT tgisinternal ORDER BY 1"))).all()
+    return out
+
+
+class TestBulkLoad:
+    async def test_copy_stores_what_the_upserts_store(
+        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        doc = document(1, 300)
+        async with session.begin():
+            before = await state(session)
+        rolled_back = await session.begin()
+        with monkeypatch.context() as m:
+            m.setattr(bulk_counts, "BULK_THRESHOLD", 10_000)  # row by row
+            await load_document(session, doc, box)
+        upserted = await state(session)
+        await rolled_back.rollback()
+        assert copied == []
+        async with session.begin():
+            await load_document(session, doc, box)
+        assert sum(copied) == 300
+        bulk = await state(session)
+        assert len(bulk["addendums"]) == 300
+        assert bulk == upserted
+        # The indexes, the foreign key and the triggers are back as they were.
+        for part in ("indexes", "constraints", "triggers"):
+            assert bulk[part] == before[part]
+        await counters_match_rows(session)
+        await days_match_rows(session, exact_bounds=True)
+        analyzed = (await session.execute(text(
+            "SELECT reltuples FROM pg_class WHERE relname = 'addendums'"))).scalar_one()
+        assert analyzed == 300
+
+    async def test_a_problem_after_the_copy_leaves_nothing(
+        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+    ) -> None:
+        async with session.begin():
+            before = await state(session)
+        doc = document(1, 300)
+        # Found by the reference check, after every addendum was COPYed.
+        doc["addendums"][-1]["client_id"] = 4242
+        async with session.begin():
+            with pytest.raises(LoadError) as caught:
+                await load_document(session, doc, box)
+            # Within the caller's transaction, which goes on: the savepoint took back
+            # the rows, the dropped indexes and the switched-off triggers.
+            assert await state(session) == before
+        assert sum(copied) == 300
+        assert [str(p) for p in caught.value.problems] == [
+            "/addendums/299/client_id: no client with id 4242 in the document or the database"
+        ]
+        assert await state(session) == before
+
+    async def test_a_field_problem_stops_the_copy(
+        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+    ) -> None:
+        doc = document(1, 12_000)  # three chunks
+        doc["addendums"][6_000]["status"] = "lost"
+        async with session.begin():
+            with pytest.raises(LoadError):
+                await load_document(session, doc, box)
+        assert copied == [5_000]  # the first chunk, before the problem
+        assert (await session.execute(text("SELECT count(*) FROM addendums"))).scalar_one() == 0
