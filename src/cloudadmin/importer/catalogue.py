@@ -20,7 +20,6 @@ from cloudadmin.importer.records import ClientRecord
 from cloudadmin.importer.rows import AccountInfo
 
 CHUNK = 5_000
-SEALED_FIELDS = ("mail_password_encrypted", "connection_string_encrypted")
 
 
 @dataclass
@@ -164,11 +163,14 @@ def _note(
         target_id = getattr(model, ref.field)
         if target_id is not None:
             by_id = catalogue.refs.setdefault((ref.target, ref.reseller_only), {})
-            by_id.setdefault(target_id, pointer(kind.key, index, ref.field))
+            # Only the first mention's pointer is kept: a million addendums of a few
+            # thousand clients build a few thousand pointers, not a million.
+            if target_id not in by_id:
+                by_id[target_id] = pointer(kind.key, index, ref.field)
     if isinstance(model, ClientRecord):
         catalogue.accounts[model.id] = AccountInfo(model.client_type, model.companyName)
-    for name in SEALED_FIELDS:
-        token = getattr(model, name, None)
+    for name in kind.sealed:
+        token = getattr(model, name)
         if token is not None:
             catalogue.sealed.append((pointer(kind.key, index, name), token))
     for rule in kind.unique:

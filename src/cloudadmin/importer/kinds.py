@@ -16,6 +16,8 @@ from cloudadmin.importer import records as r
 from cloudadmin.importer import rows
 from cloudadmin.kit.caseless import fold
 
+SEALED_FIELDS = ("mail_password_encrypted", "connection_string_encrypted")
+
 
 @dataclass(frozen=True, slots=True)
 class Ref:
@@ -56,6 +58,13 @@ class Kind:
     identity: str = "id"  # the field that is the table's primary key
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     unique: tuple[Unique, ...] = field(default_factory=tuple)
+
+    @cached_property
+    def sealed(self) -> tuple[str, ...]:
+        """Its fields holding an encrypted value in its stored form (checked with the key).
+
+        Read from the model once: pydantic answers an attribute a record lacks slowly."""
+        return tuple(name for name in SEALED_FIELDS if name in self.model.model_fields)
 
     @cached_property
     def adapter(self) -> TypeAdapter[list[Any]]:
