@@ -62,9 +62,10 @@ async def load_document(
 ) -> LoadReport:
     """Validate ``document`` completely, then upsert it in ``session`` without committing.
 
-    Raises LoadError (with every problem found, as JSON pointers) before writing
-    anything when the document is not valid: field problems, and reference problems
-    of the records whose fields are valid, in one run.
+    Raises LoadError (with every problem found, as JSON pointers) when the document
+    is not valid: field problems, and reference problems of the records whose fields
+    are valid, in one run. Nothing is written then (a bulk load's rows are taken
+    back with its savepoint), even if the caller's transaction goes on.
     """
     problems = Problems()
     total = record_count(document)
