@@ -50,10 +50,9 @@ async def _record(
     session: AsyncSession, actor: Actor, action: str, seller: SellerRow, reseller: Client,
     changes: dict[str, object],
 ) -> None:
-    await user_actions.record(
-        session, actor, action_type=action, api_group="seller",
-        resources=[Resource("seller", seller.id)], client_id=reseller.id,
-        reseller_id=reseller.reseller_id, action_data=changes,
+    await user_actions.record_in_account(
+        session, actor, reseller, Resource("seller", seller.id),
+        action_type=action, api_group="seller", action_data=changes,
     )
 
 
