@@ -3,12 +3,41 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 class ApiError(Exception):
+    """An error the API answers with its status and one body shape (docs/errors.md).
+
+    A subclass declares what sets it apart in its class line: `status` (else its
+    parent's), `message` (the default message) and `exception_class`, the body's name
+    for it, which is the class's own name unless the wire spells it otherwise, and
+    `headers` that every response of it carries.
+    """
+
     status_code = 500
     exception_class = "InternalError"
     default_message = "Internal server error."
+
+    default_headers: Mapping[str, str] = {}
+
+    def __init_subclass__(
+        cls,
+        *,
+        status: int | None = None,
+        message: str | None = None,
+        exception_class: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            cls.status_code = status
+        if message is not None:
+            cls.default_message = message
+        if headers is not None:
+            cls.default_headers = headers
+        cls.exception_class = exception_class or cls.__name__
 
     def __init__(
         self,
@@ -21,7 +50,7 @@ class ApiError(Exception):
         if message is None:
             message = _summary(self.fields) if self.fields else self.default_message
         self.message = message
-        self.headers = dict(headers or {})
+        self.headers = {**self.default_headers, **(headers or {})}
         super().__init__(message)
 
 
@@ -29,103 +58,94 @@ def _summary(fields: Mapping[str, Sequence[str]]) -> str:
     return "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in fields.items())
 
 
-class ValidationError(ApiError):
-    status_code = 400
-    exception_class = "ValidationError"
-    default_message = "Invalid input."
+class ParseError(ApiError, status=400, message="Malformed request."):
+    """The body is not JSON."""
+
+
+class ValidationError(ApiError, status=400, message="Invalid input."):
+    """Validation of body, query or path refused a value, or a service's rule did."""
 
     @classmethod
     def field(cls, name: str, message: str) -> ValidationError:
         return cls(fields={name: [message]})
 
 
-class ParseError(ApiError):
-    status_code = 400
-    exception_class = "ParseError"
-    default_message = "Malformed request."
+class NotAuthenticated(
+    ApiError,
+    status=401,
+    message="Authentication credentials were not provided.",
+    exception_class="not_authenticated",
+    headers={"WWW-Authenticate": "APIKey"},
+):
+    """No credentials; every 401 names the scheme that would be accepted."""
 
 
-class NotAuthenticated(ApiError):
-    status_code = 401
-    exception_class = "not_authenticated"
-    default_message = "Authentication credentials were not provided."
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message, headers={"WWW-Authenticate": "APIKey"})
+class TokenNotValid(
+    NotAuthenticated, message="Given token not valid.", exception_class="token_not_valid"
+):
+    """Credentials given but refused, one message whatever the reason."""
 
 
-class TokenNotValid(NotAuthenticated):
-    exception_class = "token_not_valid"
-    default_message = "Given token not valid."
+class PermissionDenied(
+    ApiError, status=403, message="You do not have permission to perform this action."
+):
+    """The caller's role forbids the operation."""
 
 
-class PermissionDenied(ApiError):
-    status_code = 403
-    exception_class = "PermissionDenied"
-    default_message = "You do not have permission to perform this action."
+class NotFound(ApiError, status=404, message="Not found.", exception_class="NotFoundError"):
+    """No such path or resource, or one of another tenant."""
 
 
-class NotFound(ApiError):
-    status_code = 404
-    exception_class = "NotFoundError"
-    default_message = "Not found."
+class MethodNotAllowed(
+    ApiError, status=405, message="Method not allowed.", exception_class="HTTPError"
+):
+    """The path exists, the method does not."""
 
 
-class MethodNotAllowed(ApiError):
-    status_code = 405
-    exception_class = "HTTPError"
-    default_message = "Method not allowed."
+class RequestTimeout(ApiError, status=408, message="The request body did not arrive in time."):
+    """The body stalled before it was read whole."""
 
 
-class RequestTimeout(ApiError):
-    status_code = 408
-    exception_class = "RequestTimeout"
-    default_message = "The request body did not arrive in time."
+class Conflict(ApiError, status=409, message="Conflict.", exception_class="ConflictError"):
+    """A uniqueness rule, or a concurrent writer that won at commit."""
 
 
-class Conflict(ApiError):
-    status_code = 409
-    exception_class = "ConflictError"
-    default_message = "Conflict."
+class PayloadTooLarge(ApiError, status=413, message="Request body is too large."):
+    """The body is over its limit."""
 
 
-class PayloadTooLarge(ApiError):
-    status_code = 413
-    exception_class = "PayloadTooLarge"
-    default_message = "Request body is too large."
+class UnsupportedMediaType(ApiError, status=415, message="Unsupported media type."):
+    """A JSON operation sent with another content type."""
 
 
-class Unprocessable(ApiError):
-    status_code = 422
-    exception_class = "UnprocessableEntity"
-    default_message = "The request cannot be processed."
+class Unprocessable(
+    ApiError,
+    status=422,
+    message="The request cannot be processed.",
+    exception_class="UnprocessableEntity",
+):
+    """The request is well formed but cannot be carried out (an idempotency key reused)."""
 
 
-class UnsupportedMediaType(ApiError):
-    status_code = 415
-    exception_class = "UnsupportedMediaType"
-    default_message = "Unsupported media type."
+class _RetryLater(ApiError):
+    """An error the client may retry after `Retry-After` seconds (at least one)."""
+
+    default_retry_after = 1
+
+    def __init__(self, message: str | None = None, retry_after: int | None = None) -> None:
+        wait = self.default_retry_after if retry_after is None else retry_after
+        super().__init__(message, headers={"Retry-After": str(max(1, wait))})
 
 
-class Throttled(ApiError):
-    status_code = 429
-    exception_class = "Throttled"
-    default_message = "Request was throttled."
-
-    def __init__(self, message: str | None = None, retry_after: int = 1) -> None:
-        super().__init__(message, headers={"Retry-After": str(max(1, retry_after))})
+class Throttled(_RetryLater, status=429, message="Request was throttled."):
+    """Too many requests (or failed logins) from one client."""
 
 
-class InternalError(ApiError):
-    status_code = 500
-    exception_class = "InternalError"
-    default_message = "Internal server error."
+class InternalError(ApiError, status=500, message="Internal server error."):
+    """Anything unexpected; the detail goes to the log only."""
 
 
-class ServiceUnavailable(ApiError):
-    status_code = 503
-    exception_class = "ServiceUnavailable"
-    default_message = "Service temporarily unavailable."
+class ServiceUnavailable(_RetryLater, status=503, message="Service temporarily unavailable."):
+    """The database is unreachable or busy."""
 
-    def __init__(self, message: str | None = None, retry_after: int = 5) -> None:
-        super().__init__(message, headers={"Retry-After": str(retry_after)})
+    default_retry_after = 5

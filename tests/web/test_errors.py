@@ -7,6 +7,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin import errors
 from cloudadmin.web.route import ApiRoute
 from tests.factories import Landscape, auth, landscape
 
@@ -140,3 +141,42 @@ class TestFieldMapName:
         assert field_map_name("/cloud/v1/users") == "invalid_fields"
         assert field_map_name("/iam/admin/sellers") == "errors"
         assert field_map_name("/billing/org/v1/addendums") == "errors"
+
+
+# The wire name is the class's own name unless its declaration spells another, so a
+# renamed class must not rename what clients match on.
+@pytest.mark.parametrize(
+    ("name", "status", "exception_class"),
+    [
+        ("ValidationError", 400, "ValidationError"),
+        ("ParseError", 400, "ParseError"),
+        ("NotAuthenticated", 401, "not_authenticated"),
+        ("TokenNotValid", 401, "token_not_valid"),
+        ("PermissionDenied", 403, "PermissionDenied"),
+        ("NotFound", 404, "NotFoundError"),
+        ("MethodNotAllowed", 405, "HTTPError"),
+        ("RequestTimeout", 408, "RequestTimeout"),
+        ("Conflict", 409, "ConflictError"),
+        ("PayloadTooLarge", 413, "PayloadTooLarge"),
+        ("UnsupportedMediaType", 415, "UnsupportedMediaType"),
+        ("Unprocessable", 422, "UnprocessableEntity"),
+        ("Throttled", 429, "Throttled"),
+        ("InternalError", 500, "InternalError"),
+        ("ServiceUnavailable", 503, "ServiceUnavailable"),
+    ],
+)
+def test_declared_status_and_wire_name(name: str, status: int, exception_class: str):
+    error = getattr(errors, name)()
+    assert (error.status_code, error.exception_class) == (status, exception_class)
+    assert error.message == type(error).default_message != ""
+
+
+def test_declared_headers_and_retry_after():
+    assert errors.TokenNotValid().headers == {"WWW-Authenticate": "APIKey"}
+    assert errors.NotFound(headers={"Allow": "GET"}).headers == {"Allow": "GET"}
+    assert errors.Throttled(retry_after=0).headers == {"Retry-After": "1"}
+    assert errors.Throttled(retry_after=7).headers == {"Retry-After": "7"}
+    assert errors.ServiceUnavailable("busy").headers == {"Retry-After": "5"}
+    # One error's headers are its own: the declared ones are not shared and changed.
+    errors.TokenNotValid().headers["X"] = "y"
+    assert errors.NotAuthenticated().headers == {"WWW-Authenticate": "APIKey"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from limits import RateLimitItem, parse
@@ -26,6 +27,17 @@ from cloudadmin.errors import Throttled
 from cloudadmin.observability.metrics import AUTH_FAILURES, THROTTLED
 
 log = logging.getLogger("cloudadmin.throttle")
+
+
+async def _allowed(answer: Awaitable[bool]) -> bool:
+    """The limiter's answer; a throttle that cannot reach its storage lets requests
+    through: it protects the service, it must not be the reason it refuses everyone."""
+    try:
+        return await answer
+    except StorageError as exc:
+        log.warning("throttle storage unavailable: %s", exc)
+        return True
+
 
 # Redis is asked on every request: a slow or absent one must cost little time.
 _REDIS_TIMEOUT = 0.5
@@ -104,21 +116,13 @@ class Throttle:
         if self._pool is not None:
             await self._pool.aclose()
 
-    # A throttle that cannot reach its storage lets requests through: it protects the
-    # service, it must not be the reason the service refuses everyone.
     async def _test(self, item: RateLimitItem, *ids: str) -> bool:
-        try:
-            return await self._limiter.test(item, *ids)
-        except StorageError as exc:
-            log.warning("throttle storage unavailable: %s", exc)
-            return True
+        """Whether a hit would still be allowed (nothing spent)."""
+        return await _allowed(self._limiter.test(item, *ids))
 
     async def _hit(self, item: RateLimitItem, *ids: str) -> bool:
-        try:
-            return await self._limiter.hit(item, *ids)
-        except StorageError as exc:
-            log.warning("throttle storage unavailable: %s", exc)
-            return True
+        """Spends one hit; whether it was allowed."""
+        return await _allowed(self._limiter.hit(item, *ids))
 
     async def _throttled(self, item: RateLimitItem, ids: tuple[str, ...],
                          message: str) -> Throttled:

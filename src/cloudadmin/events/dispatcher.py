@@ -104,6 +104,11 @@ class Queue:
     settings_of: Callable[[Any], tuple[str, ...]]
 
 
+# Sends one batch of ``(message_id, record)`` pairs in order: how many leading ones the
+# far end took, and why not the rest (None when the batch is done, or cut short only by
+# the time budget: the rest go in the next batch, no failure).
+Send = Callable[[list[tuple[str, dict[str, Any]]]], Awaitable[tuple[int, str | None]]]
+
 AMQP = Queue("amqp", AmqpSubscription, EventDelivery, DeliveryState, _settings_of)
 WEBHOOK = Queue("webhook", WebhookSubscription, WebhookDelivery, WebhookDeliveryState,
                 _webhook_settings_of)
@@ -383,71 +388,100 @@ class Dispatcher:
     async def deliver_once(self) -> bool:
         """Claims one AMQP and one webhook subscription and delivers one batch of the
         events of each. False when idle."""
-        worked = await self._deliver_once(AMQP)
-        return await self._deliver_once(WEBHOOK) or worked
+        worked = await self._deliver_once(AMQP, self._amqp_sender)
+        return await self._deliver_once(WEBHOOK, self._webhook_sender) or worked
 
-    async def _deliver_once(self, queue: Queue) -> bool:
+    async def _deliver_once(self, queue: Queue, sender: Callable[[Any], Send]) -> bool:
         sid = await self.claim_subscription(queue)
         if sid is None:
             return False
         try:
-            if queue is AMQP:
-                await self._deliver_batch(sid)
-            else:
-                await self._deliver_webhook_batch(sid)
+            await self._deliver_batch(queue, sid, sender)
         finally:
             await self._release(sid, queue)
         return True
 
-    async def _deliver_batch(self, sid: int) -> None:
+    async def _deliver_batch(
+        self, queue: Queue, sid: int, sender: Callable[[Any], Send]
+    ) -> None:
+        """Sends the next batch of the subscription's events in id order, marks what the
+        far end took as delivered and counts a failure for the rest. The kinds differ
+        only in how a batch is sent: ``sender`` makes the sending of one subscription."""
         async with self.sessions() as session:
-            sub = await session.get(AmqpSubscription, sid)
+            sub = await session.get(queue.subscription, sid)
             if sub is None:
                 return
             rows = (
                 await session.execute(
-                    select(EventDelivery.id, EventDelivery.event_id.label("event_pk"),
+                    select(queue.delivery.id, queue.delivery.event_id.label("event_pk"),
                            UserActionEvent.event_id, UserActionEvent.body)
-                    .join(UserActionEvent, UserActionEvent.id == EventDelivery.event_id)
-                    .where(EventDelivery.subscription_id == sid,
-                           EventDelivery.delivered.is_(False))
-                    .order_by(EventDelivery.id)
+                    .join(UserActionEvent, UserActionEvent.id == queue.delivery.event_id)
+                    .where(queue.delivery.subscription_id == sid,
+                           queue.delivery.delivered.is_(False))
+                    .order_by(queue.delivery.id)
                     .limit(self.batch_size)
                 )
             ).all()
-            url = self.secret_box.decrypt(sub.connection_string_encrypted)
-            exchange, routing_key = sub.exchange, sub.routing_key
-            used = _settings_of(sub)
+            # Read (and decrypted) while the row is at hand; sent after the session.
+            send = sender(sub)
+            used = queue.settings_of(sub)
         if not rows:
             return
-        try:
-            confirmed = await asyncio.wait_for(
-                self.brokers.publish(
-                    url, exchange, routing_key,
-                    [(r.event_id, published_record(r.body)) for r in rows],
-                ),
-                self.publish_timeout,
-            )
-        except PublishError as exc:
-            await self._failed(sid, str(exc), used)
-            return
-        except TimeoutError:
-            await self.brokers.drop(url)
-            await self._failed(sid, f"no confirmation within {self.publish_timeout:.0f}s", used)
-            return
-        self.delivered_count += confirmed
-        EVENT_DELIVERIES.labels(AMQP.name).inc(confirmed)
-        done = [r.id for r in rows[:confirmed]]
-        acked = sorted({r.event_pk for r in rows[:confirmed]})
-        async with self.sessions() as session, session.begin():
-            await self._mark_delivered(session, done, acked)
-            if confirmed == len(rows):
-                await session.execute(
-                    update(DeliveryState).where(DeliveryState.subscription_id == sid)
-                    .values(attempts=0, last_error=None, next_attempt_at=None)
+        accepted, error = await send([(r.event_id, published_record(r.body)) for r in rows])
+        if accepted:
+            self.delivered_count += accepted
+            EVENT_DELIVERIES.labels(queue.name).inc(accepted)
+        if accepted or error is None:
+            async with self.sessions() as session, session.begin():
+                if accepted:
+                    done = [r.id for r in rows[:accepted]]
+                    acked = sorted({r.event_pk for r in rows[:accepted]})
+                    await self._mark_delivered(session, done, acked, queue)
+                if error is None:
+                    await session.execute(
+                        update(queue.state).where(queue.state.subscription_id == sid)
+                        .values(attempts=0, last_error=None, next_attempt_at=None)
+                    )
+        if error is not None:
+            await self._failed(sid, error, used, queue)
+
+    def _amqp_sender(self, sub: AmqpSubscription) -> Send:
+        """Publishes with confirms; a broker that confirms only the first messages has
+        failed for the rest."""
+        url = self.secret_box.decrypt(sub.connection_string_encrypted)
+        exchange, routing_key = sub.exchange, sub.routing_key
+
+        async def send(messages: list[tuple[str, dict[str, Any]]]) -> tuple[int, str | None]:
+            try:
+                confirmed = await asyncio.wait_for(
+                    self.brokers.publish(url, exchange, routing_key, messages),
+                    self.publish_timeout,
                 )
-        if confirmed < len(rows):
-            await self._failed(sid, "the broker did not confirm every message", used)
+            except PublishError as exc:
+                return 0, str(exc)
+            except TimeoutError:
+                await self.brokers.drop(url)
+                return 0, f"no confirmation within {self.publish_timeout:.0f}s"
+            if confirmed < len(messages):
+                return confirmed, "the broker did not confirm every message"
+            return confirmed, None
+
+        return send
+
+    def _webhook_sender(self, sub: WebhookSubscription) -> Send:
+        """POSTs one message at a time, until one is refused or the time is up."""
+        url, header_name = sub.url, sub.auth_header_name
+        header_value = self.secret_box.decrypt(sub.auth_header_value_encrypted)
+
+        async def send(messages: list[tuple[str, dict[str, Any]]]) -> tuple[int, str | None]:
+            try:
+                return await self.webhooks.post(
+                    url, header_name, header_value, messages, budget=self.publish_timeout
+                ), None
+            except WebhookError as exc:
+                return exc.accepted, str(exc)
+
+        return send
 
     async def _mark_delivered(
         self, session: AsyncSession, deliveries: list[int], events: list[int],
@@ -514,54 +548,6 @@ class Dispatcher:
                        queue.state.lease_owner == self.worker_id)
                 .values(lease_owner=None, lease_until=None)
             )
-
-    # ---- webhooks --------------------------------------------------------------
-
-    async def _deliver_webhook_batch(self, sid: int) -> None:
-        async with self.sessions() as session:
-            sub = await session.get(WebhookSubscription, sid)
-            if sub is None:
-                return
-            rows = (
-                await session.execute(
-                    select(WebhookDelivery.id, WebhookDelivery.event_id.label("event_pk"),
-                           UserActionEvent.event_id, UserActionEvent.body)
-                    .join(UserActionEvent, UserActionEvent.id == WebhookDelivery.event_id)
-                    .where(WebhookDelivery.subscription_id == sid,
-                           WebhookDelivery.delivered.is_(False))
-                    .order_by(WebhookDelivery.id)
-                    .limit(self.batch_size)
-                )
-            ).all()
-            url, header_name = sub.url, sub.auth_header_name
-            header_value = self.secret_box.decrypt(sub.auth_header_value_encrypted)
-            used = _webhook_settings_of(sub)
-        if not rows:
-            return
-        error: str | None = None
-        try:
-            accepted = await self.webhooks.post(
-                url, header_name, header_value,
-                [(r.event_id, published_record(r.body)) for r in rows],
-                budget=self.publish_timeout,
-            )
-        except WebhookError as exc:
-            accepted, error = exc.accepted, str(exc)
-        self.delivered_count += accepted
-        EVENT_DELIVERIES.labels(WEBHOOK.name).inc(accepted)
-        done = [r.id for r in rows[:accepted]]
-        acked = sorted({r.event_pk for r in rows[:accepted]})
-        async with self.sessions() as session, session.begin():
-            if done:
-                await self._mark_delivered(session, done, acked, WEBHOOK)
-            if error is None:
-                await session.execute(
-                    update(WebhookDeliveryState)
-                    .where(WebhookDeliveryState.subscription_id == sid)
-                    .values(attempts=0, last_error=None, next_attempt_at=None)
-                )
-        if error is not None:
-            await self._failed(sid, error, used, WEBHOOK)
 
     async def purge_delivered(
         self, older_than: timedelta = RETENTION, log_older_than: timedelta = LOG_RETENTION

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Actor
 from cloudadmin.db.models import (
     AmqpSubscription,
+    Client,
     EventDelivery,
     UserActionEvent,
     UserActionResource,
@@ -137,6 +138,24 @@ async def record(
     if subscriptions or webhooks:
         await outbox_written(session)  # the dispatcher is woken when this commits
     return event
+
+
+async def record_in_account(
+    session: AsyncSession,
+    actor: Actor,
+    account: Client,
+    resource: Resource,
+    *,
+    action_type: str,
+    api_group: str,
+    action_data: dict[str, Any],
+) -> UserActionEvent:
+    """:func:`record` of a change to one resource of ``account``: the event is the
+    account's, and its reseller's to receive."""
+    return await record(
+        session, actor, action_type=action_type, api_group=api_group, resources=[resource],
+        client_id=account.id, reseller_id=account.reseller_id, action_data=action_data,
+    )
 
 
 async def _webhooks_owed(session: AsyncSession, client_id: int) -> list[int]:

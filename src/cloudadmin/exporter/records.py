@@ -7,7 +7,7 @@ is loaded is exactly what was stored. Secrets are written in their stored form
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -21,85 +21,52 @@ def _instant(value: datetime | None) -> str | None:
     return isoformat_z(value) if value is not None else None
 
 
-def client_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "email": row["email"],
-        "companyName": row["company_name"],
-        "name": row["name"],
-        "status": row["status"],
-        "capabilities": row["capabilities"],
-        "serviceStatuses": row["service_statuses"],
-        "paidFeatures": row["paid_features"],
-        "freeFeatures": row["free_features"],
-        "service_availability": row["service_availability"],
-        "entryBaseDomain": row["entry_base_domain"],
-        "deleted": row["deleted"],
-        "bill_type": row["bill_type"],
-        "is_test": row["is_test"],
-        "phone": row["phone"],
-        "website": row["website"],
-        "signup_process": row["signup_process"],
-        "custom_id": row["custom_id"],
-        "country_code": row["country_code"],
-        "seller": row["seller_id"],
-        "resellers": row["reseller_id"],
-        "client_type": row["client_type"],
-        "owner": row["owner"],
-        "created_at": _instant(row["created_at"]),
-    }
+def _value(value: Any) -> Any:
+    # The stored instants (UTC) as the load format spells them; the rest as stored.
+    return _instant(value) if isinstance(value, datetime) else value
+
+
+def copied(*fields: str | tuple[str, str]) -> Callable[[Row], Record]:
+    """A record that copies columns of its row, in the order given: a column under its
+    own name, or ``(name, column)`` under the record's name for it."""
+    pairs = [(f, f) if isinstance(f, str) else f for f in fields]
+
+    def record(row: Row) -> Record:
+        return {name: _value(row[column]) for name, column in pairs}
+
+    return record
+
+
+client_record = copied(
+    "id", "email", ("companyName", "company_name"), "name", "status", "capabilities",
+    ("serviceStatuses", "service_statuses"), ("paidFeatures", "paid_features"),
+    ("freeFeatures", "free_features"), "service_availability",
+    ("entryBaseDomain", "entry_base_domain"), "deleted", "bill_type", "is_test", "phone",
+    "website", "signup_process", "custom_id", "country_code", ("seller", "seller_id"),
+    ("resellers", "reseller_id"), "client_type", "owner", "created_at",
+)  # fmt: skip
+
+# A user's record names its groups (a table of their own) after its account.
+_user_account = copied("id", "email", ("client", "client_id"))
+_user_details = copied(
+    "name", "lang", "phone", "company", "deleted", "activated", "sso_auth", "two_fa",
+    "auth_types", "user_type", "is_active", "superuser", "password_hash", "date_joined",
+)  # fmt: skip
 
 
 def user_record(row: Row, groups: list[int]) -> Record:
-    return {
-        "id": row["id"],
-        "email": row["email"],
-        "client": row["client_id"],
-        "groups": groups,
-        "name": row["name"],
-        "lang": row["lang"],
-        "phone": row["phone"],
-        "company": row["company"],
-        "deleted": row["deleted"],
-        "activated": row["activated"],
-        "sso_auth": row["sso_auth"],
-        "two_fa": row["two_fa"],
-        "auth_types": row["auth_types"],
-        "user_type": row["user_type"],
-        "is_active": row["is_active"],
-        "superuser": row["superuser"],
-        "password_hash": row["password_hash"],
-        "date_joined": _instant(row["date_joined"]),
-    }
+    return {**_user_account(row), "groups": groups, **_user_details(row)}
 
 
-def api_key_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "user": row["user_id"],
-        "key_hash": row["secret_hash"],
-        "name": row["name"],
-        "description": row["description"],
-        "role": row["role_id"],
-        "expires_at": _instant(row["expires_at"]),
-        "revoked": row["revoked"],
-        "created_at": _instant(row["created_at"]),
-        "last_usage": _instant(row["last_usage"]),
-    }
+api_key_record = copied(
+    "id", ("user", "user_id"), ("key_hash", "secret_hash"), "name", "description",
+    ("role", "role_id"), "expires_at", "revoked", "created_at", "last_usage",
+)  # fmt: skip
 
-
-def seller_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "email": row["email"],
-        "full_name": row["full_name"],
-        "reseller": row["reseller_id"],
-        "phone": row["phone"],
-        "company": row["company"],
-        "date_joined": _instant(row["date_joined"]),
-        "activated": row["activated"],
-        "deleted": row["deleted"],
-    }
+seller_record = copied(
+    "id", "email", "full_name", ("reseller", "reseller_id"), "phone", "company",
+    "date_joined", "activated", "deleted",
+)  # fmt: skip
 
 
 def branding_record(row: Row) -> Record:
@@ -115,49 +82,22 @@ def branding_record(row: Row) -> Record:
     }
 
 
-def notification_setting_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "reseller": row["reseller_id"],
-        "notification_type": row["notification_type"],
-        "email": row["email"],
-        "enabled": row["enabled"],
-    }
-
-
-def project_record(row: Row) -> Record:
-    return {"id": row["id"], "client": row["client_id"], "name": row["name"]}
-
-
-def region_record(row: Row) -> Record:
-    return {"id": row["id"], "name": row["name"]}
-
-
-LISTENER_FIELDS = (
+notification_setting_record = copied(
+    "id", ("reseller", "reseller_id"), "notification_type", "email", "enabled"
+)
+project_record = copied("id", ("client", "client_id"), "name")
+region_record = copied("id", "name")
+listener_record = copied(
     "id", "project_id", "region_id", "name", "allowed_cidrs", "connection_limit",
     "creator_task_id", "insert_headers", "load_balancer_id", "operating_status", "pool_count",
     "protocol", "protocol_port", "provisioning_status", "secret_id", "sni_secret_id", "stats",
     "task_id", "timeout_client_data", "timeout_member_connect", "timeout_member_data",
     "user_list",
 )  # fmt: skip
-
-
-def listener_record(row: Row) -> Record:
-    return {name: row[name] for name in LISTENER_FIELDS}
-
-
-def lifecycle_policy_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "project_id": row["project_id"],
-        "region_id": row["region_id"],
-        "name": row["name"],
-        "action": row["action"],
-        "status": row["status"],
-        "user_id": row["user_id"],
-        "schedules": row["schedules"],
-        "volumes": row["volumes"],
-    }
+lifecycle_policy_record = copied(
+    "id", "project_id", "region_id", "name", "action", "status", "user_id", "schedules",
+    "volumes",
+)  # fmt: skip
 
 
 def addendum_record(row: Row) -> Record:
@@ -179,26 +119,14 @@ def addendum_record(row: Row) -> Record:
     }  # fmt: skip
 
 
-def amqp_subscription_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "client": row["client_id"],
-        "connection_string_encrypted": row["connection_string_encrypted"],
-        "exchange": row["exchange"],
-        "routing_key": row["routing_key"],
-        "receive_child_client_events": row["receive_child_client_events"],
-    }
+amqp_subscription_record = copied(
+    "id", ("client", "client_id"), "connection_string_encrypted", "exchange", "routing_key",
+    "receive_child_client_events",
+)  # fmt: skip
 
-
-def price_record(row: Row) -> Record:
-    # Amounts are stored as decimal text; written as JSON strings they stay exact (the
-    # loader reads a string amount as the decimal it spells).
-    return {
-        "region_id": row["region_id"],
-        "currency_code": row["currency_code"],
-        "flavors": row["flavors"],
-        "volume_types": row["volume_types"],
-        "public_ipv4_per_hour": row["public_ipv4_per_hour"],
-        "tax_percent": row["tax_percent"],
-        "discount_percent": row["discount_percent"],
-    }
+# Amounts are stored as decimal text; written as JSON strings they stay exact (the loader
+# reads a string amount as the decimal it spells).
+price_record = copied(
+    "region_id", "currency_code", "flavors", "volume_types", "public_ipv4_per_hour",
+    "tax_percent", "discount_percent",
+)  # fmt: skip

@@ -24,9 +24,10 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionList,
     AmqpSubscriptionUpdate,
 )
+from cloudadmin.cloud.one_per_account import refuse_another
 from cloudadmin.db.models import AmqpSubscription as SubscriptionRow
 from cloudadmin.db.models import DeliveryState
-from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.errors import NotFound, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import outbox_written
@@ -80,11 +81,7 @@ async def subscribe(
     scoping.require_admin(caller)
     plain = new_connection_string(body.connection_string, outbound)
     existing = await repository.of_account(session, caller.account_id)
-    if existing is not None:
-        raise Conflict(
-            f"The account already has AMQP subscription {existing.id}; "
-            "update it or unsubscribe first."
-        )
+    refuse_another(existing, "AMQP", "update it or unsubscribe first.")
     row = SubscriptionRow(
         client_id=caller.account_id,
         connection_string_encrypted=box.encrypt(plain),

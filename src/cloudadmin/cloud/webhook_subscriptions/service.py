@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
+from cloudadmin.cloud.one_per_account import refuse_another
 from cloudadmin.cloud.webhook_subscriptions import repository
 from cloudadmin.cloud.webhook_subscriptions.destination import (
     header_name_problems,
@@ -20,7 +21,7 @@ from cloudadmin.cloud.webhook_subscriptions.schemas import (
     WebhookSubscriptionList,
 )
 from cloudadmin.db.models import WebhookSubscription as SubscriptionRow
-from cloudadmin.errors import Conflict, NotFound, ValidationError
+from cloudadmin.errors import NotFound, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.kit.crypto import SecretBox
@@ -54,10 +55,7 @@ async def subscribe(
     scoping.require_admin(caller)
     _checked(body, outbound)
     existing = await repository.of_account(session, caller.account_id)
-    if existing is not None:
-        raise Conflict(
-            f"The account already has webhook subscription {existing.id}; unsubscribe first."
-        )
+    refuse_another(existing, "webhook", "unsubscribe first.")
     row = SubscriptionRow(
         client_id=caller.account_id, url=body.url, auth_header_name=body.auth_header_name,
         auth_header_value_encrypted=box.encrypt(body.auth_header_value),

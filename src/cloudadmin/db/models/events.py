@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text, false
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
@@ -67,40 +67,70 @@ class UserActionResource(Base):
     search_field: Mapped[str | None] = mapped_column(String(255))
 
 
-class EventDelivery(Base):
-    """One event owed to one subscription; the fan-out is fixed when the event is written."""
+class SubscriptionDeliveries:
+    """One event owed to one subscription of the table ``subscriptions``: the AMQP and
+    the webhook subscriptions each have their own table of these, of one shape, which
+    the dispatcher serves the same way."""
 
-    __tablename__ = "event_deliveries"
-    __table_args__ = (
+    __tablename__: str
+    subscriptions: ClassVar[str]
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[Index]:
         # The dispatcher reads a subscription's undelivered events in id order.
-        Index("ix_event_deliveries_subscription_id_delivered_id",
-              "subscription_id", "delivered", "id"),
-    )
+        name = f"ix_{cls.__tablename__}_subscription_id_delivered_id"
+        return (Index(name, "subscription_id", "delivered", "id"),)
 
     id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
     event_id: Mapped[int] = mapped_column(
         BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
     )
-    subscription_id: Mapped[int] = mapped_column(
-        Integer, fk("amqp_subscriptions.id", ondelete="CASCADE")
-    )
-    delivered: Mapped[bool] = mapped_column(Boolean, default=False)
-    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    # A declared_attr column would come last; sort_order keeps the tables' column order
+    # (the migrations') in a CREATE TABLE from the models.
+    @declared_attr
+    def subscription_id(cls) -> Mapped[int]:
+        return mapped_column(Integer, fk(f"{cls.subscriptions}.id", ondelete="CASCADE"))
+
+    delivered: Mapped[bool] = mapped_column(Boolean, default=False, sort_order=1)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime, sort_order=1)
 
 
-class DeliveryState(Base):
-    """Per-subscription dispatcher state: who holds it, and when to try again."""
+class SubscriptionDeliveryState:
+    """Per-subscription dispatcher state, for the subscriptions of the table
+    ``subscriptions``: who holds it, and when to try again."""
 
-    __tablename__ = "delivery_states"
+    subscriptions: ClassVar[str]
 
-    subscription_id: Mapped[int] = mapped_column(
-        Integer, fk("amqp_subscriptions.id", ondelete="CASCADE"), primary_key=True
-    )
+    @declared_attr
+    def subscription_id(cls) -> Mapped[int]:
+        return mapped_column(
+            Integer,
+            fk(f"{cls.subscriptions}.id", ondelete="CASCADE"),
+            primary_key=True,
+            sort_order=-1,  # first, as in the migrations
+        )
+
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EventDelivery(SubscriptionDeliveries, Base):
+    """One event owed to one AMQP subscription; the fan-out is fixed when the event is
+    written."""
+
+    __tablename__ = "event_deliveries"
+    subscriptions = "amqp_subscriptions"
+
+
+class DeliveryState(SubscriptionDeliveryState, Base):
+    """Per-subscription dispatcher state of the AMQP subscriptions."""
+
+    __tablename__ = "delivery_states"
+    subscriptions = "amqp_subscriptions"
 
 
 class MailMessage(Base):

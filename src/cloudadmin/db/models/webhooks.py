@@ -8,14 +8,12 @@ same way (docs/events.md).
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text
+from sqlalchemy import Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import BigIntId, UTCDateTime
+from cloudadmin.db.models.events import SubscriptionDeliveries, SubscriptionDeliveryState
 
 
 class WebhookSubscription(Base):
@@ -31,36 +29,15 @@ class WebhookSubscription(Base):
     auth_header_value_encrypted: Mapped[str] = mapped_column(Text)
 
 
-class WebhookDelivery(Base):
-    """One event owed to one webhook subscription (as EventDelivery for AMQP)."""
+class WebhookDelivery(SubscriptionDeliveries, Base):
+    """One event owed to one webhook subscription."""
 
     __tablename__ = "webhook_deliveries"
-    __table_args__ = (
-        Index("ix_webhook_deliveries_subscription_id_delivered_id",
-              "subscription_id", "delivered", "id"),
-    )
-
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
-    event_id: Mapped[int] = mapped_column(
-        BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
-    )
-    subscription_id: Mapped[int] = mapped_column(
-        Integer, fk("webhook_subscriptions.id", ondelete="CASCADE")
-    )
-    delivered: Mapped[bool] = mapped_column(Boolean, default=False)
-    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    subscriptions = "webhook_subscriptions"
 
 
-class WebhookDeliveryState(Base):
-    """Per-webhook dispatcher state (as DeliveryState for AMQP)."""
+class WebhookDeliveryState(SubscriptionDeliveryState, Base):
+    """Per-webhook dispatcher state."""
 
     __tablename__ = "webhook_delivery_states"
-
-    subscription_id: Mapped[int] = mapped_column(
-        Integer, fk("webhook_subscriptions.id", ondelete="CASCADE"), primary_key=True
-    )
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    lease_owner: Mapped[str | None] = mapped_column(String(64))
-    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    subscriptions = "webhook_subscriptions"

@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.filters import equal_where_given
 from cloudadmin.db.models import ActivityLogEntry
 
 
@@ -26,24 +27,19 @@ class LogFilter:
 
     def conditions(self) -> list[ColumnElement[bool]]:
         t = ActivityLogEntry
-        out: list[ColumnElement[bool]] = []
-        if self.method:
-            out.append(t.method == self.method.upper())
-        if self.path:
-            out.append(t.path == self.path)
+        out = equal_where_given(
+            (t.method, self.method.upper() if self.method else None),
+            (t.path, self.path or None),
+            (t.remote_ip_address, self.remote_ip_address or None),
+            (t.user_id, self.user_id),
+            (t.token_id, self.token_id),
+            (t.client_id, self.client_id),
+        )
         if self.status_code:
             # "4" -> 400..499, "40" -> 400..409, "404" -> 404: a range keeps it indexable.
             digits = len(self.status_code)
             low = int(self.status_code) * 10 ** (3 - digits)
             out.append(t.status_code.between(low, low + 10 ** (3 - digits) - 1))
-        if self.remote_ip_address:
-            out.append(t.remote_ip_address == self.remote_ip_address)
-        if self.user_id is not None:
-            out.append(t.user_id == self.user_id)
-        if self.token_id is not None:
-            out.append(t.token_id == self.token_id)
-        if self.client_id is not None:
-            out.append(t.client_id == self.client_id)
         if self.min_requested_at is not None:
             out.append(t.requested_at >= self.min_requested_at)
         if self.max_requested_at is not None:

@@ -28,23 +28,15 @@ def _scope(caller: Caller) -> list[ColumnElement[bool]]:
 
 
 def _record(e: ActivityLogEntry) -> ActivityLogRecord:
-    return ActivityLogRecord(
-        id=e.id,
-        actions=e.actions,
-        data=e.data,
-        user_email=e.user_email,
-        client=e.client_id,
-        token=e.token_id or 0,
-        requested_at=isoformat_z(e.requested_at),
-        path=e.path,
-        remote_ip_address=e.remote_ip_address,
-        host=e.host,
-        method=e.method,
-        query_params=e.query_params,
-        status_code=e.status_code,
-        reverted=e.reverted,
-        user=e.user_id,
-    )
+    # Every field of the record is the entry's column of its name, but these.
+    other = {
+        "client": e.client_id,
+        "token": e.token_id or 0,  # an entry that names no key (the column allows it)
+        "user": e.user_id,
+        "requested_at": isoformat_z(e.requested_at),
+    }
+    same = {name: getattr(e, name) for name in ActivityLogRecord.model_fields if name not in other}
+    return ActivityLogRecord.model_validate(same | other)
 
 
 async def list_requests(

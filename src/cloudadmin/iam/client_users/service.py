@@ -49,9 +49,8 @@ async def create(
     )
     out = ClientUser(name=user.name, username=user.email,
                      user_role=UserRole(user_role=Role(id=group.id, name=group.name)))
-    await user_actions.record(
-        session, actor, action_type="create", api_group="client_user",
-        resources=[Resource("user", user.id)], client_id=account.id,
-        reseller_id=account.reseller_id, action_data=out.model_dump(mode="json"),
+    await user_actions.record_in_account(
+        session, actor, account, Resource("user", user.id),
+        action_type="create", api_group="client_user", action_data=out.model_dump(mode="json"),
     )
     return out

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
+from cloudadmin.db.filters import equal_where_given
 from cloudadmin.db.models import Client, User
 from cloudadmin.iam.clients.query import NULL, ClientListQuery
 from cloudadmin.kit.caseless import fold
@@ -69,18 +70,18 @@ def _order(q: ClientListQuery, dialect: str) -> list[Any]:
 
 def _sql_conditions(q: ClientListQuery) -> list[ColumnElement[bool]]:
     c = Client
-    out: list[ColumnElement[bool]] = []
+    out = equal_where_given(
+        (c.reseller_id, q.reseller_id),
+        (c.seller_id, q.seller_id),
+        (c.custom_id, q.custom_id),
+        (c.bill_type, q.bill_type),
+        (c.client_type, q.client_type),
+    )
     if any(getattr(q, name) is not None for name in (*ABSENT_SERVICES, *NOT_KEPT)):
         out.append(false())
     deleted = q.only_deleted()
     if deleted is not None:
         out.append(c.deleted.is_(deleted))
-    if q.reseller_id is not None:
-        out.append(c.reseller_id == q.reseller_id)
-    if q.seller_id is not None:
-        out.append(c.seller_id == q.seller_id)
-    if q.custom_id is not None:
-        out.append(c.custom_id == q.custom_id)
     for param, service in STATUS_FILTERS.items():
         value = getattr(q, param)
         if value is not None:
@@ -94,16 +95,12 @@ def _sql_conditions(q: ClientListQuery) -> list[ColumnElement[bool]]:
         out.append(confirmed if q.activated else ~confirmed)
     if q.id__in__exclude:
         out.append(c.id.not_in(q.id__in__exclude))
-    if q.bill_type is not None:
-        out.append(c.bill_type == q.bill_type)
     if q.created_at_gte is not None:
         out.append(c.created_at >= q.created_at_gte)
     if q.created_at_lte is not None:
         out.append(c.created_at <= q.created_at_lte)
     if q.is_test is not None:
         out.append(c.is_test.is_(q.is_test))
-    if q.client_type is not None:
-        out.append(c.client_type == q.client_type)
     if q.country_code == NULL:
         out.append(c.country_code.is_(None))
     elif q.country_code is not None:

@@ -158,10 +158,9 @@ async def update(
     if "companyName" in changes:
         await repository.rename_users_company(session, account.id, changes["companyName"])
     if changes:
-        await user_actions.record(
-            session, actor, action_type="update", api_group="client",
-            resources=[Resource("client", account.id)], client_id=account.id,
-            reseller_id=account.reseller_id, action_data=changes,
+        await user_actions.record_in_account(
+            session, actor, account, Resource("client", account.id),
+            action_type="update", api_group="client", action_data=changes,
         )
     return await present(session, account, caller)
 
@@ -183,9 +182,8 @@ async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) 
         raise PermissionDenied()
     account.deleted = True
     await session.flush()
-    await user_actions.record(
-        session, actor, action_type="delete", api_group="client",
-        resources=[Resource("client", account.id)], client_id=account.id,
-        reseller_id=account.reseller_id, action_data={"deleted": True},
+    await user_actions.record_in_account(
+        session, actor, account, Resource("client", account.id),
+        action_type="delete", api_group="client", action_data={"deleted": True},
     )
     await mail.enqueue_deletion_request(session, account, caller.user_email)

@@ -50,10 +50,9 @@ async def _record(
     session: AsyncSession, actor: Actor, action: str, seller: SellerRow, reseller: Client,
     changes: dict[str, object],
 ) -> None:
-    await user_actions.record(
-        session, actor, action_type=action, api_group="seller",
-        resources=[Resource("seller", seller.id)], client_id=reseller.id,
-        reseller_id=reseller.reseller_id, action_data=changes,
+    await user_actions.record_in_account(
+        session, actor, reseller, Resource("seller", seller.id),
+        action_type=action, api_group="seller", action_data=changes,
     )
 
 
@@ -65,28 +64,27 @@ async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Sell
     )
     if await repository.email_taken(session, body.email):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
+    given = body.model_dump(include={"email", "full_name", "phone"})
+    # A new seller is not activated yet; its company is its reseller's.
     seller = SellerRow(
-        email=body.email,
-        full_name=body.full_name,
-        phone=body.phone,
-        company=reseller.company_name,
-        reseller_id=reseller.id,
-        activated=False,
+        **given, company=reseller.company_name, reseller_id=reseller.id, activated=False,
         deleted=False,
     )
     session.add(seller)
     await session.flush()
-    await _record(session, actor, "create", seller, reseller,
-                  body.model_dump(include={"email", "full_name", "phone"}))
+    await _record(session, actor, "create", seller, reseller, given)
     return _out(seller, reseller)
 
 
 async def _visible(
     session: AsyncSession, caller: Caller, seller_id: int, *, for_change: bool = False
 ) -> tuple[SellerRow, Client]:
+    """A seller of the caller's resellers and its reseller. For a change the seller is
+    locked first, and a deleted one is not found: of two concurrent changes, one that
+    comes after a deletion finds the seller gone."""
     require(caller, CallerKind.reseller)
     found = await repository.get_visible(session, caller, seller_id, for_change=for_change)
-    if found is None:
+    if found is None or (for_change and found[0].deleted):
         raise NotFound(NOT_FOUND)
     return found
 
@@ -99,8 +97,6 @@ async def update(
     session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite
 ) -> Seller:
     seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
-    if seller.deleted:
-        raise NotFound(NOT_FOUND)
     if await repository.email_taken(session, body.email, except_id=seller.id):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
@@ -134,11 +130,9 @@ async def list_sellers(
 
 
 async def delete(session: AsyncSession, actor: Actor, seller_id: int) -> None:
-    """Marks the seller deleted and unassigns it from its clients. The seller is locked
-    first, so of two concurrent deletions one wins and the other finds it deleted: 404."""
+    """Marks the seller deleted and unassigns it from its clients (of two concurrent
+    deletions, the second finds the seller gone: 404)."""
     seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
-    if seller.deleted:
-        raise NotFound(NOT_FOUND)
     seller.deleted = True
     await session.flush()
     await repository.unassign_from_clients(session, seller.id)

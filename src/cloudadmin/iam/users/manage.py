@@ -51,10 +51,9 @@ async def record(
     session: AsyncSession, actor: Actor, action: str, api_group: str, user: User,
     account: Client, data: dict[str, Any],
 ) -> None:
-    await user_actions.record(
-        session, actor, action_type=action, api_group=api_group,
-        resources=[Resource("user", user.id)], client_id=account.id,
-        reseller_id=account.reseller_id, action_data=data,
+    await user_actions.record_in_account(
+        session, actor, account, Resource("user", user.id),
+        action_type=action, api_group=api_group, action_data=data,
     )
 
 

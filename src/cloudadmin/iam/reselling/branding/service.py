@@ -82,10 +82,9 @@ async def get(session: AsyncSession, caller: Caller, url_for: UrlFor) -> Brandin
 async def _record(
     session: AsyncSession, actor: Actor, reseller: Client, action: str, data: dict[str, Any]
 ) -> None:
-    await user_actions.record(
-        session, actor, action_type=action, api_group="branding",
-        resources=[Resource("branding", reseller.id)], client_id=reseller.id,
-        reseller_id=reseller.reseller_id, action_data=data,
+    await user_actions.record_in_account(
+        session, actor, reseller, Resource("branding", reseller.id),
+        action_type=action, api_group="branding", action_data=data,
     )
 
 

@@ -71,10 +71,9 @@ async def _record(
     session: AsyncSession, actor: Actor, reseller: Client, row_id: int, action: str,
     data: dict[str, Any],
 ) -> None:
-    await user_actions.record(
-        session, actor, action_type=action, api_group="notification_settings",
-        resources=[Resource("notification_setting", row_id)], client_id=reseller.id,
-        reseller_id=reseller.reseller_id, action_data=data,
+    await user_actions.record_in_account(
+        session, actor, reseller, Resource("notification_setting", row_id),
+        action_type=action, api_group="notification_settings", action_data=data,
     )
 
 
