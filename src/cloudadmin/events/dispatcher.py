@@ -370,7 +370,8 @@ class Dispatcher:
             )
             if self._skip_locked:
                 candidate = candidate.with_for_update(skip_locked=True)
-            sid = (await session.execute(candidate)).scalar_one_or_none()
+            # Queue.state is any of the state models: its column's type is not known here.
+            sid: int | None = (await session.execute(candidate)).scalar_one_or_none()
             if sid is None:
                 return None
             await session.execute(
