@@ -40,7 +40,7 @@ SETTING_NOT_FOUND = "Notification setting not found."
 def _out(row: Row) -> NotificationSetting:
     return NotificationSetting(
         id=row.id, reseller=row.reseller_id,
-        notification_type=row.notification_type,  # type: ignore[arg-type]
+        notification_type=row.notification_type,
         email=row.email, enabled=row.enabled,
     )
 
