@@ -18,6 +18,7 @@ from cloudadmin.iam.clients.schemas import (
     Text255,
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
+from cloudadmin.kit.omit import Omittable
 from cloudadmin.kit.page_model import LinkedPage
 
 
@@ -105,14 +106,12 @@ class UserPatch(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    # A default of None is not validated: absent means "unchanged", while an explicit
-    # null for a non-nullable field fails validation (400).
-    email: Email = Field(default=None)  # type: ignore[assignment]
+    email: Omittable[Email] = None
     name: Text255 | None = None
-    lang: Lang = Field(default=None)  # type: ignore[assignment,arg-type]
+    lang: Omittable[Lang] = None
     phone: PhoneText | None = None
-    auth_types: list[AuthType] = Field(  # type: ignore[assignment]
-        default=None,  # type: ignore[arg-type]
+    auth_types: Omittable[list[AuthType]] = Field(
+        default=None,
         max_length=4, description="Each of password, sso, github, google-oauth2 at most once.",
     )
 
