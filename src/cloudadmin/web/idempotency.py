@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
-from sqlalchemy import CursorResult, Table, delete, insert, select, tuple_, update
+from sqlalchemy import CursorResult, delete, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
@@ -39,6 +39,7 @@ from starlette.responses import Response
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.deps import CurrentCaller
+from cloudadmin.db.base import table_of
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import Conflict, Unprocessable
@@ -60,7 +61,7 @@ _SEALED = b"sealed:"
 # takeover of the same key, which does not happen twice in a row in practice).
 _ATTEMPTS = 3
 
-_table: Table = IdempotencyKey.__table__  # type: ignore[assignment]
+_table = table_of(IdempotencyKey)
 _c = _table.c
 
 
