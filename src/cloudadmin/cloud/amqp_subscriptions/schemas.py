@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_CONNECTION_DOC = dict(
-    description="amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, "
-    "password and virtual host may be percent-encoded (the default virtual host '/' is %2F).",
-    examples=["amqps://events:s3cret@broker.example:5671/%2F"],
+_CONNECTION_DESCRIPTION = (
+    "amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, password and "
+    "virtual host may be percent-encoded (the default virtual host '/' is %2F)."
 )
+_CONNECTION_EXAMPLES = ["amqps://events:s3cret@broker.example:5671/%2F"]
 
 
 
@@ -17,7 +17,9 @@ class AmqpSubscriptionCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    connection_string: str = Field(**_CONNECTION_DOC)  # type: ignore[call-overload]
+    connection_string: str = Field(
+        description=_CONNECTION_DESCRIPTION, examples=_CONNECTION_EXAMPLES
+    )
     exchange: str | None = Field(default=None, max_length=255, description="Exchange name.")
     receive_child_client_events: bool = Field(
         default=False,
@@ -32,11 +34,11 @@ class AmqpSubscriptionUpdate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    connection_string: str | None = Field(  # type: ignore[call-overload]
+    connection_string: str | None = Field(
         default=None,
-        description=f"{_CONNECTION_DOC['description']} A password that is the mask `***` "
+        description=f"{_CONNECTION_DESCRIPTION} A password that is the mask `***` "
         "(as GET answers) keeps the stored password.",
-        examples=_CONNECTION_DOC["examples"],
+        examples=_CONNECTION_EXAMPLES,
     )
     exchange: str | None = Field(default=None, max_length=255, description="Null clears it.")
     receive_child_client_events: bool | None = None
