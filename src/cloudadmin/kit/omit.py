@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import Field, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import CoreSchema
 
 
@@ -62,3 +62,14 @@ class _NoneOnlyWhenLeftOut:
 
 T = TypeVar("T")
 Omittable = Annotated[T | None, _NoneOnlyWhenLeftOut()]
+
+
+class PartialUpdate(BaseModel):
+    """A PATCH body: only the fields sent change; read-only fields of the resource sent
+    along are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    def sent(self) -> dict[str, Any]:
+        """The fields the request holds, by name, with their values."""
+        return {name: getattr(self, name) for name in self.model_fields_set}

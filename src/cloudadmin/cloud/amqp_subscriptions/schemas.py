@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cloudadmin.kit.omit import PartialUpdate
+
 _CONNECTION_DESCRIPTION = (
     "amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, password and "
     "virtual host may be percent-encoded (the default virtual host '/' is %2F)."
@@ -29,10 +31,8 @@ class AmqpSubscriptionCreate(BaseModel):
     routing_key: str | None = Field(default=None, max_length=255)
 
 
-class AmqpSubscriptionUpdate(BaseModel):
+class AmqpSubscriptionUpdate(PartialUpdate):
     """Body of PATCH: every field optional; only the fields sent change."""
-
-    model_config = ConfigDict(extra="ignore")
 
     connection_string: str | None = Field(
         default=None,

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, create_model
 
 from cloudadmin.kit.ints import Id32
-from cloudadmin.kit.omit import Omittable, omitted
+from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
 
 AccountStatus = Literal[
     "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
@@ -101,11 +101,9 @@ class Client(BaseModel):
     owner: int | None = omitted("ID of the user who created the client (absent when unknown).")
 
 
-class ClientPatch(BaseModel):
+class ClientPatch(PartialUpdate):
     """Every field optional; an absent field is left untouched. Only `custom_id`, `name`,
     `phone` and `seller` take null. Read-only Client fields sent along are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
 
     email: Omittable[Email] = None
     companyName: Omittable[CompanyName] = None  # noqa: N815
@@ -121,9 +119,6 @@ class ClientPatch(BaseModel):
     is_test: Omittable[bool] = Field(
         default=None, description="Operator or reseller only."
     )
-
-    def sent(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.model_fields_set}
 
 
 # What only the account's reseller and operators see: the provider's Client is its

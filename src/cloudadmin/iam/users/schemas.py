@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -18,7 +18,7 @@ from cloudadmin.iam.clients.schemas import (
     Text255,
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
-from cloudadmin.kit.omit import Omittable
+from cloudadmin.kit.omit import Omittable, PartialUpdate
 from cloudadmin.kit.page_model import LinkedPage
 
 
@@ -107,11 +107,9 @@ class UserPage(LinkedPage):
     results: list[User]
 
 
-class UserPatch(BaseModel):
+class UserPatch(PartialUpdate):
     """The provider's PutUser, as a partial update: an absent field is left untouched.
     `name` and `phone` take null; the read-only User fields sent along are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
 
     email: Omittable[Email] = None
     name: Text255 | None = None
@@ -128,6 +126,3 @@ class UserPatch(BaseModel):
         if len(value) != len(set(value)):
             raise ValueError("Each auth type may appear only once.")
         return value
-
-    def sent(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.model_fields_set}

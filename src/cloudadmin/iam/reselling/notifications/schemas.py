@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from cloudadmin.kit.omit import Omittable, omitted
+from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
 
 NotificationType = Literal["deletion_request", "failed_login"]
 NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
@@ -20,10 +20,8 @@ class NotificationSettingCreate(BaseModel):
     enabled: bool = True
 
 
-class NotificationSettingPatch(BaseModel):
+class NotificationSettingPatch(PartialUpdate):
     """Partial: absent fields are left untouched; none of them takes null."""
-
-    model_config = ConfigDict(extra="ignore")
 
     notification_type: Omittable[NotificationType] = None
     email: Omittable[NotificationEmail] = None

@@ -116,7 +116,7 @@ async def update(
 ) -> NotificationSetting:
     reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
                                    for_change=True)
-    sent = {name: getattr(body, name) for name in body.model_fields_set}
+    sent = body.sent()
     changes = {k: v for k, v in sent.items() if getattr(row, k) != v}
     for name, value in changes.items():
         setattr(row, name, value)
