@@ -46,7 +46,7 @@ class ServiceAvailability(BaseModel):
 class NewUser(BaseModel):
     """What every body that creates a user holds (POST /iam/users, POST of a client's
     user): the new user's password, beside its login e-mail (named differently by each).
-    Read-only fields sent along are ignored."""
+    Fields it does not know are ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
