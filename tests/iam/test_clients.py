@@ -121,6 +121,19 @@ class TestUpdateClient:
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
+    async def test_explicit_null_gets_the_error_of_a_wrong_type(
+        self, client: httpx.AsyncClient, ls: Landscape
+    ):
+        r = await client.patch(url(ls.client_account.id), headers=auth(ls.reseller), json={
+            "email": None, "companyName": None, "reseller": None, "is_test": None})
+        assert r.status_code == 400
+        assert r.json()["errors"] == {
+            "email": ["Input should be a valid string."],
+            "companyName": ["Input should be a valid string."],
+            "reseller": ["Input should be a valid integer."],
+            "is_test": ["Input should be a valid boolean."],
+        }
+
     @pytest.mark.parametrize(
         ("field", "value"),
         [

@@ -187,7 +187,8 @@ class TestUpdateAndDelete:
 
     @pytest.mark.parametrize(
         "body",
-        [{"email": None}, {"email": "nope"}, {"notification_type": "x"}, {"enabled": None}],
+        [{"email": None}, {"email": "nope"}, {"notification_type": "x"},
+         {"notification_type": None}, {"enabled": None}],
     )
     async def test_patch_invalid_is_400(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
@@ -198,6 +199,19 @@ class TestUpdateAndDelete:
         r = await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller), json=body)
         assert r.status_code == 400
         assert list(r.json()["errors"]) == list(body)
+
+    async def test_patch_explicit_null_is_refused_naming_the_field(
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
+    ):
+        # Left out, a field is kept; sent as null, it gets the error of a wrong type.
+        rid = ls.reseller_account.id
+        sid = await add(session, rid, "a@acme.example")
+        r = await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
+                               json={"email": "b@acme.example", "enabled": None})
+        assert r.status_code == 400
+        assert r.json()["errors"] == {"enabled": ["Input should be a valid boolean."]}
+        read = await client.get(f"{base(rid)}/{sid}", headers=auth(ls.reseller))
+        assert (read.json()["email"], read.json()["enabled"]) == ("a@acme.example", True)
 
     async def test_delete_is_204_then_404(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession

@@ -113,6 +113,21 @@ class TestPatchUser:
         assert [name.split(".")[0] for name in r.json()["errors"]] == [field]
         assert (await fresh(session, User, c.ls.member_user.id)).name is None
 
+    async def test_explicit_null_is_refused_naming_the_field(
+        self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
+    ):
+        # Left out, a field is kept; sent as null, it gets the error of a wrong type.
+        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_member),
+                               json={"email": None, "lang": None, "auth_types": None})
+        assert r.status_code == 400
+        assert r.json()["errors"] == {
+            "email": ["Input should be a valid string."],
+            "lang": ["Input should be 'de', 'en', 'ru', 'zh' or 'az'."],
+            "auth_types": ["Input should be a valid list."],
+        }
+        stored = await fresh(session, User, c.ls.member_user.id)
+        assert stored.email == c.ls.member_user.email and stored.lang == c.ls.member_user.lang
+
     async def test_client_administrator_updates_a_user_of_its_account(
         self, client: httpx.AsyncClient, c: Cast
     ):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
 from cloudadmin.auth.app_state import app_state
@@ -42,6 +44,26 @@ class TestOpenApi:
         assert phone["maxLength"] == 30 and phone["pattern"] == r"^[a-z0-9+\-()#, *]*$"
         page = schemas["ActivityLogPage"]
         assert set(page["properties"]) == {"count", "result", "next", "previous"}
+
+    async def test_patch_bodies_advertise_null_only_where_it_is_taken(
+        self, client: httpx.AsyncClient
+    ):
+        # A PATCH field may be left out; only some take null (kit/omit.py, Omittable).
+        schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+
+        def takes_null(prop: dict[str, Any]) -> bool:
+            return {"type": "null"} in prop.get("anyOf", [])
+
+        expected = {
+            "UserPatch": {"name", "phone"},
+            "ClientPatch": {"custom_id", "name", "phone", "seller"},
+            "NotificationSettingPatch": set(),
+        }
+        for model, nullable in expected.items():
+            props = schemas[model]["properties"]
+            assert {name for name, prop in props.items() if takes_null(prop)} == nullable
+            assert "required" not in schemas[model]
+        assert schemas["UserPatch"]["properties"]["auth_types"]["maxItems"] == 4
 
     async def test_addendum_list_documents_every_filter(self, client: httpx.AsyncClient):
         # The list validates its query model itself (web/query_model.py); the document

@@ -23,10 +23,13 @@ def upsert(dialect_name: str, table: Table, columns: Iterable[str]) -> Insert:
     left out of ``columns`` keep their stored value on update and take their
     default on insert (a ``created_at`` that a document does not give, say).
     """
-    module: Any = postgresql if dialect_name == "postgresql" else sqlite
-    if dialect_name not in ("postgresql", "sqlite"):
+    stmt: postgresql.Insert | sqlite.Insert
+    if dialect_name == "postgresql":
+        stmt = postgresql.insert(table)
+    elif dialect_name == "sqlite":
+        stmt = sqlite.insert(table)
+    else:
         raise NotImplementedError(f"upsert on {dialect_name}")
-    stmt = module.insert(table)
     keys = [c.name for c in table.primary_key.columns]
     updates = {name: stmt.excluded[name] for name in columns if name not in keys}
     if not updates:

@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
+    AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
@@ -91,7 +92,7 @@ def is_autocommit(conn: AsyncConnection | Connection) -> bool:
     return bool(options.get(_AUTOCOMMIT) or options.get("isolation_level") == "AUTOCOMMIT")
 
 
-def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=True)
 
 
@@ -105,7 +106,7 @@ class _ReadOnlySession(Session):
         super().flush(objects)
 
 
-def create_read_sessionmaker(read_engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
+def create_read_sessionmaker(read_engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """Sessions for requests that only read (GET), on ``read_engine`` (an
     autocommit_engine): their statements run without an explicit transaction. Under
     READ COMMITTED each statement of a transaction sees the data committed when it

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from cloudadmin.db.base import table_of
 from cloudadmin.db.dialect import upsert
 from cloudadmin.db.engine import autocommit_engine
 from cloudadmin.db.models import (
@@ -358,9 +359,8 @@ class Dispatcher:
             )
             new = [{"subscription_id": sid} for sid in (await session.execute(missing)).scalars()]
             if new:
-                table = queue.state.__table__
-                assert isinstance(table, Table)
-                await session.execute(upsert(self.engine.dialect.name, table, []), new)
+                await session.execute(
+                    upsert(self.engine.dialect.name, table_of(queue.state), []), new)
             candidate = (
                 select(queue.state.subscription_id)
                 .where(or_(queue.state.lease_until.is_(None), queue.state.lease_until < now))
@@ -375,7 +375,8 @@ class Dispatcher:
             )
             if self._skip_locked:
                 candidate = candidate.with_for_update(skip_locked=True)
-            sid = (await session.execute(candidate)).scalar_one_or_none()
+            # Queue.state is any of the state models: its column's type is not known here.
+            sid: int | None = (await session.execute(candidate)).scalar_one_or_none()
             if sid is None:
                 return None
             await session.execute(

@@ -19,6 +19,7 @@ from sqlalchemy import Table, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from cloudadmin.db import models as m
+from cloudadmin.db.base import table_of
 from cloudadmin.db.engine import autocommit_engine, is_sqlite_url
 from cloudadmin.exporter import records as rec
 from cloudadmin.importer.loader import LoadReport
@@ -33,10 +34,6 @@ IN_CHUNK = 900
 _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def _table(model: Any) -> Table:
-    return model.__table__  # type: ignore[no-any-return]
-
-
 @dataclass(frozen=True, slots=True)
 class Source:
     key: str  # the document's top-level key
@@ -46,20 +43,20 @@ class Source:
 
 # The loader's order (importer/kinds.py), so that a reader sees accounts first.
 SOURCES: tuple[Source, ...] = (
-    Source("clients", _table(m.Client), rec.client_record),
-    Source("users", _table(m.User), lambda row: rec.user_record(row, [])),
-    Source("api_keys", _table(m.ApiKey), rec.api_key_record),
-    Source("sellers", _table(m.Seller), rec.seller_record),
-    Source("branding", _table(m.Branding), rec.branding_record),
-    Source("notification_settings", _table(m.NotificationSetting),
+    Source("clients", table_of(m.Client), rec.client_record),
+    Source("users", table_of(m.User), lambda row: rec.user_record(row, [])),
+    Source("api_keys", table_of(m.ApiKey), rec.api_key_record),
+    Source("sellers", table_of(m.Seller), rec.seller_record),
+    Source("branding", table_of(m.Branding), rec.branding_record),
+    Source("notification_settings", table_of(m.NotificationSetting),
            rec.notification_setting_record),
-    Source("projects", _table(m.Project), rec.project_record),
-    Source("regions", _table(m.Region), rec.region_record),
-    Source("listeners", _table(m.Listener), rec.listener_record),
-    Source("lifecycle_policies", _table(m.LifecyclePolicy), rec.lifecycle_policy_record),
-    Source("addendums", _table(m.Addendum), rec.addendum_record),
-    Source("amqp_subscriptions", _table(m.AmqpSubscription), rec.amqp_subscription_record),
-    Source("prices", _table(m.PriceCatalogue), rec.price_record),
+    Source("projects", table_of(m.Project), rec.project_record),
+    Source("regions", table_of(m.Region), rec.region_record),
+    Source("listeners", table_of(m.Listener), rec.listener_record),
+    Source("lifecycle_policies", table_of(m.LifecyclePolicy), rec.lifecycle_policy_record),
+    Source("addendums", table_of(m.Addendum), rec.addendum_record),
+    Source("amqp_subscriptions", table_of(m.AmqpSubscription), rec.amqp_subscription_record),
+    Source("prices", table_of(m.PriceCatalogue), rec.price_record),
 )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine, create_sessionmaker
@@ -39,7 +39,7 @@ def read_source(source: str) -> str:
 
 
 async def load_into(
-    target: Settings | AsyncEngine | async_sessionmaker,  # type: ignore[type-arg]
+    target: Settings | AsyncEngine | async_sessionmaker[AsyncSession],
     document: dict[str, Any],
     secret_box: SecretBox | None = None,
     progress: PhaseProgress = NO_PROGRESS,

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, Table, func
 
 from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.db import models as m
+from cloudadmin.db.base import table_of
 from cloudadmin.importer import records as r
 from cloudadmin.importer import rows
 from cloudadmin.kit.caseless import fold
@@ -72,42 +73,38 @@ class Kind:
         return TypeAdapter(list[self.model])  # type: ignore[name-defined]
 
 
-def _table(model: Any) -> Table:
-    return model.__table__  # type: ignore[no-any-return]
-
-
 CLIENT = Ref("client", "clients")
 RESELLER = Ref("reseller", "clients", reseller_only=True)
 
 KINDS: tuple[Kind, ...] = (
     Kind(
-        "clients", r.ClientRecord, _table(m.Client), rows.client_row,
+        "clients", r.ClientRecord, table_of(m.Client), rows.client_row,
         refs=(Ref("resellers", "clients", reseller_only=True), Ref("seller", "sellers")),
         unique=(COMPANY_NAME,),
     ),
-    Kind("users", r.UserRecord, _table(m.User), rows.user_row, refs=(CLIENT,),
+    Kind("users", r.UserRecord, table_of(m.User), rows.user_row, refs=(CLIENT,),
          unique=(LOWER_EMAIL,)),
-    Kind("api_keys", r.ApiKeyRecord, _table(m.ApiKey), rows.api_key_row,
+    Kind("api_keys", r.ApiKeyRecord, table_of(m.ApiKey), rows.api_key_row,
          refs=(Ref("user", "users"),)),
-    Kind("sellers", r.SellerRecord, _table(m.Seller), rows.seller_row, refs=(RESELLER,),
+    Kind("sellers", r.SellerRecord, table_of(m.Seller), rows.seller_row, refs=(RESELLER,),
          unique=(LOWER_EMAIL,)),
-    Kind("branding", r.BrandingRecord, _table(m.Branding), rows.branding_row,
+    Kind("branding", r.BrandingRecord, table_of(m.Branding), rows.branding_row,
          identity="reseller", refs=(RESELLER,)),
-    Kind("notification_settings", r.NotificationSettingRecord, _table(m.NotificationSetting),
+    Kind("notification_settings", r.NotificationSettingRecord, table_of(m.NotificationSetting),
          rows.notification_setting_row, refs=(RESELLER,)),
-    Kind("projects", r.ProjectRecord, _table(m.Project), rows.project_row, refs=(CLIENT,)),
-    Kind("regions", r.RegionRecord, _table(m.Region), rows.region_row),
-    Kind("listeners", r.ListenerRecord, _table(m.Listener), rows.listener_row,
+    Kind("projects", r.ProjectRecord, table_of(m.Project), rows.project_row, refs=(CLIENT,)),
+    Kind("regions", r.RegionRecord, table_of(m.Region), rows.region_row),
+    Kind("listeners", r.ListenerRecord, table_of(m.Listener), rows.listener_row,
          refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
-    Kind("lifecycle_policies", r.LifecyclePolicyRecord, _table(m.LifecyclePolicy),
+    Kind("lifecycle_policies", r.LifecyclePolicyRecord, table_of(m.LifecyclePolicy),
          rows.lifecycle_policy_row,
          refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
-    Kind("addendums", r.AddendumRecord, _table(m.Addendum), rows.addendum_row,
+    Kind("addendums", r.AddendumRecord, table_of(m.Addendum), rows.addendum_row,
          refs=(Ref("client_id", "clients"),)),
-    Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, _table(m.AmqpSubscription),
+    Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, table_of(m.AmqpSubscription),
          rows.amqp_subscription_row, refs=(CLIENT,),
          unique=(Unique("client", lambda t: t.c.client_id),)),
-    Kind("prices", PriceRecord, _table(m.PriceCatalogue), rows.price_row,
+    Kind("prices", PriceRecord, table_of(m.PriceCatalogue), rows.price_row,
          identity="region_id", refs=(Ref("region_id", "regions"),)),
 )  # fmt: skip
 

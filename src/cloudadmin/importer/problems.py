@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from cloudadmin.importer.records import NestedError
+
 # A million bad records would otherwise make a million lines nobody reads.
 MAX_PROBLEMS = 100
 
@@ -85,10 +87,9 @@ def from_validation_error(prefix: tuple[str | int, ...], exc: ValidationError) -
         loc = list(err["loc"])
         message = _MESSAGES.get(err["type"], err["msg"])
         original = (err.get("ctx") or {}).get("error")
-        field = getattr(original, "field", None)
-        if field is not None:  # a model-level check that names its field
-            loc.append(field)
-            message = original.message  # type: ignore[union-attr]
+        if isinstance(original, NestedError):  # a model-level check that names its field
+            loc.append(original.field)
+            message = original.message
         elif err["type"] == "literal_error":
             message = "must be one of " + err["ctx"]["expected"]
         yield Problem(pointer(*prefix, *_clean(loc)), message)

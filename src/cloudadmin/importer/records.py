@@ -25,7 +25,7 @@ from cloudadmin.importer.fields import (
     PortText,
     Timestamp,
     Uuid,
-    email,
+    ValidEmail,
 )
 from cloudadmin.kit.amqp_url import problems_of
 from cloudadmin.kit.ints import INT32_MAX
@@ -196,12 +196,12 @@ class ApiKeyRecord(Record):
         return parsed.secret
 
 
-SellerEmail = email(150)
+SellerEmail = Annotated[str, Field(max_length=150), ValidEmail]
 
 
 class SellerRecord(Record):
     id: Id
-    email: SellerEmail  # type: ignore[valid-type]  # built by a function
+    email: SellerEmail
     full_name: Annotated[str, Field(min_length=1, max_length=255)]
     reseller: Id
     phone: Annotated[str, Field(max_length=30)] | None = None

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
-from sqlalchemy import CursorResult, Table, delete, insert, select, tuple_, update
+from sqlalchemy import delete, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
@@ -39,7 +39,9 @@ from starlette.responses import Response
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.deps import CurrentCaller
+from cloudadmin.db.base import table_of
 from cloudadmin.db.models.idempotency import IdempotencyKey
+from cloudadmin.db.results import rows_matched
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import Conflict, Unprocessable
 from cloudadmin.kit.crypto import SecretBox
@@ -60,7 +62,7 @@ _SEALED = b"sealed:"
 # takeover of the same key, which does not happen twice in a row in practice).
 _ATTEMPTS = 3
 
-_table: Table = IdempotencyKey.__table__  # type: ignore[assignment]
+_table = table_of(IdempotencyKey)
 _c = _table.c
 
 
@@ -185,12 +187,12 @@ async def claim(
                                "once it has answered.")
         # Expired, or abandoned by a request that died: take it over, unless another
         # retry did so first (the claim changed).
-        taken: CursorResult[Any] = await session.execute(  # type: ignore[assignment]
+        taken = await session.execute(
             update(_table).where(*where, _c.claim == row.claim).values(
                 request_hash=request_hash, claim=token, created_at=now,
                 status_code=None, content_type=None, body=None))
         await session.commit()
-        if taken.rowcount == 1:
+        if rows_matched(taken) == 1:
             return Held(account_id, key, token)
     raise Conflict(f"A request with this {HEADER} is still running; retry once it has "
                    "answered.")
@@ -236,16 +238,15 @@ async def record(request: Request, db: Any, response: Response) -> None:
     if isinstance(body, bytes) and getattr(request.state, "idempotency_sealed", False):
         box: SecretBox = app_state(request.app).secret_box
         body = _SEALED + box.encrypt(body.decode()).encode()
-    result: CursorResult[Any]
     if isinstance(body, bytes):
-        result = await session.execute(  # type: ignore[assignment]
+        result = await session.execute(
             update(_table).where(*mine).values(
                 status_code=response.status_code,
                 content_type=response.headers.get("content-type"), body=body))
     else:  # a streamed answer cannot be stored: a retry will run again
-        result = await session.execute(  # type: ignore[assignment]
+        result = await session.execute(
             delete(_table).where(*mine))
-    if result.rowcount != 1:
+    if rows_matched(result) != 1:
         # A retry took the key over (this request outlived the lease): only one of the
         # two may make the change.
         raise Conflict(f"A retry with this {HEADER} has taken over; this attempt is "

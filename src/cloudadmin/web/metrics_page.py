@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -55,11 +55,11 @@ async def metrics(request: Request) -> Response:
 class _Fixed:
     """A collector yielding what it is given."""
 
-    def __init__(self, families: Any) -> None:
+    def __init__(self, families: Callable[[], Iterable[Metric]]) -> None:
         self._families = families
 
     def collect(self) -> Iterable[Metric]:
-        return self._families()  # type: ignore[no-any-return]
+        return self._families()
 
 
 async def _outbox_families(app: Any) -> list[Metric]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
@@ -13,7 +13,7 @@ from cloudadmin.db import locking
 from cloudadmin.db.models import AmqpSubscription, Client
 
 
-def _visible(caller: Caller):  # type: ignore[no-untyped-def]
+def _visible(caller: Caller) -> Select[AmqpSubscription, Client]:
     stmt = select(AmqpSubscription, Client).join(Client, Client.id == AmqpSubscription.client_id)
     return stmt.where(caller_scope(caller, AmqpSubscription.client_id))
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_CONNECTION_DOC = dict(
-    description="amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, "
-    "password and virtual host may be percent-encoded (the default virtual host '/' is %2F).",
-    examples=["amqps://events:s3cret@broker.example:5671/%2F"],
+from cloudadmin.kit.omit import PartialUpdate
+
+_CONNECTION_DESCRIPTION = (
+    "amqp[s]://<username>:<password>@<host>:<port>/<virtual_host>; user, password and "
+    "virtual host may be percent-encoded (the default virtual host '/' is %2F)."
 )
+_CONNECTION_EXAMPLES = ["amqps://events:s3cret@broker.example:5671/%2F"]
 
 
 
@@ -17,7 +19,9 @@ class AmqpSubscriptionCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    connection_string: str = Field(**_CONNECTION_DOC)  # type: ignore[call-overload]
+    connection_string: str = Field(
+        description=_CONNECTION_DESCRIPTION, examples=_CONNECTION_EXAMPLES
+    )
     exchange: str | None = Field(default=None, max_length=255, description="Exchange name.")
     receive_child_client_events: bool = Field(
         default=False,
@@ -27,16 +31,14 @@ class AmqpSubscriptionCreate(BaseModel):
     routing_key: str | None = Field(default=None, max_length=255)
 
 
-class AmqpSubscriptionUpdate(BaseModel):
+class AmqpSubscriptionUpdate(PartialUpdate):
     """Body of PATCH: every field optional; only the fields sent change."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    connection_string: str | None = Field(  # type: ignore[call-overload]
+    connection_string: str | None = Field(
         default=None,
-        description=f"{_CONNECTION_DOC['description']} A password that is the mask `***` "
+        description=f"{_CONNECTION_DESCRIPTION} A password that is the mask `***` "
         "(as GET answers) keeps the stored password.",
-        examples=_CONNECTION_DOC["examples"],
+        examples=_CONNECTION_EXAMPLES,
     )
     exchange: str | None = Field(default=None, max_length=255, description="Null clears it.")
     receive_child_client_events: bool | None = None

@@ -59,7 +59,7 @@ def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
         project_id=row.project_id,
         region_id=row.region_id,
         schedules=[_schedule(s, row) for s in row.schedules or []],
-        status=row.status,  # type: ignore[arg-type]
+        status=row.status,
         user_id=row.user_id,
         volumes=[PolicyVolume(**v) for v in row.volumes or []] if need_volumes else [],
     )

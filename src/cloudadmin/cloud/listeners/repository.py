@@ -8,6 +8,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import Listener
+from cloudadmin.db.results import rows_matched
 
 
 async def get_in(
@@ -66,4 +67,4 @@ async def rename_if_unlocked(
         .execution_options(synchronize_session=False)
     )
     result = await session.execute(stmt)
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(rows_matched(result))

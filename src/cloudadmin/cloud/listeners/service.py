@@ -31,11 +31,11 @@ def _out(row: ListenerRow, *, show_stats: bool) -> Listener:
         insert_headers=dict(row.insert_headers or {}),
         load_balancer_id=row.load_balancer_id,
         name=row.name,
-        operating_status=row.operating_status,  # type: ignore[arg-type]
+        operating_status=row.operating_status,
         pool_count=row.pool_count,
-        protocol=row.protocol,  # type: ignore[arg-type]
+        protocol=row.protocol,
         protocol_port=row.protocol_port,
-        provisioning_status=row.provisioning_status,  # type: ignore[arg-type]
+        provisioning_status=row.provisioning_status,
         secret_id=row.secret_id,
         sni_secret_id=row.sni_secret_id,
         stats=stats,

@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.db import driver
+from cloudadmin.db.base import table_of
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.kit.redact import redact, redact_query
 from cloudadmin.kit.storable import json_escape_surrogates, storable
@@ -82,7 +83,7 @@ async def build_entry(
     )
 
 
-_TABLE: Any = ActivityLogEntry.__table__
+_TABLE = table_of(ActivityLogEntry)
 # Core, not ORM: this runs on every request. Every column but the id is a named bind
 # parameter, so the statement compiles once whatever build_entry gives.
 _INSERT = driver.Static(insert(_TABLE).values({c.name: bindparam(c.name, type_=c.type)

@@ -64,7 +64,7 @@ def view(key: ApiKey, user: User) -> ApiToken:
         client_user=TokenIssuer(
             deleted=key.revoked, user_id=user.id, user_name=user.name or user.email,
             user_email=user.email, client_id=user.client_id,
-            role=Role(id=role_id, name=GROUPS[role_id])  # type: ignore[arg-type]
+            role=Role(id=role_id, name=GROUPS[role_id])
             if role_id is not None else None,
         ),
         last_usage=isoformat_z(key.last_usage) if key.last_usage else None,

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, create_model
 
 from cloudadmin.kit.ints import Id32
-from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
 
 AccountStatus = Literal[
     "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
@@ -101,31 +101,24 @@ class Client(BaseModel):
     owner: int | None = omitted("ID of the user who created the client (absent when unknown).")
 
 
-class ClientPatch(BaseModel):
+class ClientPatch(PartialUpdate):
     """Every field optional; an absent field is left untouched. Only `custom_id`, `name`,
     `phone` and `seller` take null. Read-only Client fields sent along are ignored."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    # A default of None is not validated: absent means "unchanged", while an explicit
-    # null for a non-nullable field fails validation (400).
-    email: Email = Field(default=None)  # type: ignore[assignment]
-    companyName: CompanyName = Field(default=None)  # type: ignore[assignment]  # noqa: N815
+    email: Omittable[Email] = None
+    companyName: Omittable[CompanyName] = None  # noqa: N815
     custom_id: Text255 | None = None
     name: Text255 | None = None
     phone: PhoneText | None = None
-    reseller: AccountId = Field(  # type: ignore[assignment]
+    reseller: Omittable[AccountId] = Field(
         default=None, description="Operator or reseller only: the reseller account."
     )
     seller: AccountId | None = Field(
         default=None, description="Operator or reseller only: one of the reseller's sellers."
     )
-    is_test: bool = Field(  # type: ignore[assignment]
+    is_test: Omittable[bool] = Field(
         default=None, description="Operator or reseller only."
     )
-
-    def sent(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.model_fields_set}
 
 
 # What only the account's reseller and operators see: the provider's Client is its

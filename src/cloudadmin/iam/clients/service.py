@@ -45,7 +45,7 @@ def embedded_user(user: User, account: ClientRow) -> EmbeddedUser:
         id=user.id,
         email=user.email,
         name=user.name,
-        lang=user.lang,  # type: ignore[arg-type]
+        lang=user.lang,
         phone=user.phone,
         company=user.company or account.company_name,
         reseller=provider_id(account),

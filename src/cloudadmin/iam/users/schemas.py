@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -18,6 +18,7 @@ from cloudadmin.iam.clients.schemas import (
     Text255,
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
+from cloudadmin.kit.omit import Omittable, PartialUpdate
 from cloudadmin.kit.page_model import LinkedPage
 
 
@@ -42,11 +43,18 @@ class ServiceAvailability(BaseModel):
     )
 
 
-class UserCreate(BaseModel):
+class NewUser(BaseModel):
+    """What every body that creates a user holds (POST /iam/users, POST of a client's
+    user): the new user's password, beside its login e-mail (named differently by each).
+    Fields it does not know are ignored."""
+
     model_config = ConfigDict(extra="ignore")
 
-    email: Email = Field(description="Login of the user; the client's e-mail by default.")
     password: Password
+
+
+class UserCreate(NewUser):
+    email: Email = Field(description="Login of the user; the client's e-mail by default.")
     company: CompanyName = Field(description="The new client's company name (unique).")
     user_type: Literal["common"] = "common"
     name: Text255 | None = Field(default=None, description="The client's name by default.")
@@ -99,20 +107,16 @@ class UserPage(LinkedPage):
     results: list[User]
 
 
-class UserPatch(BaseModel):
+class UserPatch(PartialUpdate):
     """The provider's PutUser, as a partial update: an absent field is left untouched.
     `name` and `phone` take null; the read-only User fields sent along are ignored."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    # A default of None is not validated: absent means "unchanged", while an explicit
-    # null for a non-nullable field fails validation (400).
-    email: Email = Field(default=None)  # type: ignore[assignment]
+    email: Omittable[Email] = None
     name: Text255 | None = None
-    lang: Lang = Field(default=None)  # type: ignore[assignment,arg-type]
+    lang: Omittable[Lang] = None
     phone: PhoneText | None = None
-    auth_types: list[AuthType] = Field(  # type: ignore[assignment]
-        default=None,  # type: ignore[arg-type]
+    auth_types: Omittable[list[AuthType]] = Field(
+        default=None,
         max_length=4, description="Each of password, sso, github, google-oauth2 at most once.",
     )
 
@@ -122,6 +126,3 @@ class UserPatch(BaseModel):
         if len(value) != len(set(value)):
             raise ValueError("Each auth type may appear only once.")
         return value
-
-    def sent(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.model_fields_set}

@@ -124,16 +124,17 @@ def _inspect_css(css: str, where: str) -> None:
         _walk(tinycss2.parse_component_value_list(css), where)
 
 
-def _walk(nodes: Iterable[object], where: str) -> None:
+def _walk(nodes: Iterable[Any], where: str) -> None:
+    """``nodes``: tinycss2's (an untyped library); each kind has its own attributes."""
     for node in nodes:
         kind = getattr(node, "type", "")
-        if kind == "at-keyword" and node.lower_value == "import":  # type: ignore[attr-defined]
+        if kind == "at-keyword" and node.lower_value == "import":
             raise Refused(f"a CSS @import ({where})")
-        if kind == "url" and not is_local(node.value):  # type: ignore[attr-defined]
+        if kind == "url" and not is_local(node.value):
             raise Refused(f"a CSS url() outside the document ({where})")
         if kind == "function":
-            function = node.lower_name  # type: ignore[attr-defined]
-            arguments = node.arguments  # type: ignore[attr-defined]
+            function = node.lower_name
+            arguments = node.arguments
             if function == "expression":
                 raise Refused(f"a CSS expression() ({where})")
             if function in _URL_FUNCTIONS and not all(
@@ -141,7 +142,7 @@ def _walk(nodes: Iterable[object], where: str) -> None:
                 raise Refused(f"a CSS {function}() outside the document ({where})")
             _walk(arguments, where)
         if kind in ("() block", "[] block", "{} block"):
-            _walk(node.content, where)  # type: ignore[attr-defined]
+            _walk(node.content, where)
 
 
 def _urls_in(function: str, arguments: list[Any]) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
 
 NotificationType = Literal["deletion_request", "failed_login"]
 NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
@@ -20,14 +20,12 @@ class NotificationSettingCreate(BaseModel):
     enabled: bool = True
 
 
-class NotificationSettingPatch(BaseModel):
+class NotificationSettingPatch(PartialUpdate):
     """Partial: absent fields are left untouched; none of them takes null."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    notification_type: NotificationType = Field(default=None)  # type: ignore[assignment,arg-type]
-    email: NotificationEmail = Field(default=None)  # type: ignore[assignment]
-    enabled: bool = Field(default=None)  # type: ignore[assignment]
+    notification_type: Omittable[NotificationType] = None
+    email: Omittable[NotificationEmail] = None
+    enabled: Omittable[bool] = None
 
 
 class NotificationSetting(BaseModel):

@@ -40,7 +40,7 @@ SETTING_NOT_FOUND = "Notification setting not found."
 def _out(row: Row) -> NotificationSetting:
     return NotificationSetting(
         id=row.id, reseller=row.reseller_id,
-        notification_type=row.notification_type,  # type: ignore[arg-type]
+        notification_type=row.notification_type,
         email=row.email, enabled=row.enabled,
     )
 
@@ -115,7 +115,7 @@ async def update(
 ) -> NotificationSetting:
     reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
                                    for_change=True)
-    sent = {name: getattr(body, name) for name in body.model_fields_set}
+    sent = body.sent()
     changes = {k: v for k, v in sent.items() if getattr(row, k) != v}
     for name, value in changes.items():
         setattr(row, name, value)
