@@ -8,7 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from cloudadmin.iam.clients.schemas import Email, Text255
-from cloudadmin.iam.users.schemas import NewUser
+from cloudadmin.iam.users.schemas import Password
 from cloudadmin.kit.page_model import absent
 
 
@@ -40,8 +40,11 @@ RoleInput = Annotated[
 ]
 
 
-class ClientUserCreate(NewUser):
+class ClientUserCreate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
     username: Email = Field(description="E-mail address; the login of the new user.")
+    password: Password
     user_role: RoleInput
     name: Text255 | None = None
 

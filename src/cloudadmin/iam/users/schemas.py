@@ -43,18 +43,11 @@ class ServiceAvailability(BaseModel):
     )
 
 
-class NewUser(BaseModel):
-    """What every body that creates a user holds (POST /iam/users, POST of a client's
-    user): the new user's password, beside its login e-mail (named differently by each).
-    Fields it does not know are ignored."""
-
+class UserCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    password: Password
-
-
-class UserCreate(NewUser):
     email: Email = Field(description="Login of the user; the client's e-mail by default.")
+    password: Password
     company: CompanyName = Field(description="The new client's company name (unique).")
     user_type: Literal["common"] = "common"
     name: Text255 | None = Field(default=None, description="The client's name by default.")
