@@ -19,10 +19,10 @@ from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
-from tests.scheduling import heavy
+from tests.scheduling import in_lane
 
 # Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly; schedules the
-# heavy tests in one lane under pytest-xdist.
+# tests over pytest-xdist workers.
 pytest_plugins = ["tests.driver_guard", "tests.scheduling"]
 
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
@@ -30,17 +30,17 @@ OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
 
 @pytest.fixture(autouse=True)
-def _one_heavy_test_at_a_time(
+def _one_lane_test_at_a_time(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
-    # tests/scheduling.py runs the heavy tests (the tests that start servers and workers,
-    # and those that measure time) in one worker; under another --dist they still take
-    # turns, through a lock shared by the workers.
-    if not heavy(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
+    # tests/scheduling.py runs the tests that measure time or load the whole machine in
+    # one worker; under another --dist they still take turns, through a lock shared by
+    # the workers.
+    if not in_lane(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
     # Each worker's base temporary directory is a child of the run's.
-    lock = tmp_path_factory.getbasetemp().parent / "heavy-tests.lock"
+    lock = tmp_path_factory.getbasetemp().parent / "lane-tests.lock"
     with lock.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -1,14 +1,17 @@
-"""Scheduling the suite over pytest-xdist workers (scripts/test runs `-n 2`).
+"""Scheduling the suite over pytest-xdist workers (scripts/test runs `-n auto`).
 
-The heavy tests (marked slow or timing: they start servers and workers, or measure time)
-form one lane: one worker runs them one after the other from the start of the run, while
-the other workers take the ordinary tests one at a time; when the lane is done, its worker
-takes ordinary tests too. Two heavy tests side by side on a small machine would make each
-other's deadlines and latency bounds a matter of luck; a heavy test waiting for another's
-lock would leave its worker idle. `--dist loadgroup` would do this with an xdist_group
-mark, but pytest 9.2 drops the group xdist 3.8 writes into the node id (pytest-xdist issue
-1386), so this scheduler reads the heavy tests' ids from a file the workers write after
-collecting (the controller does not collect).
+The tests that measure time (marked timing) and those that load the whole machine (marked
+heavy: a fuzzer, a load generator) form one lane: one worker runs them one after the
+other from the start of the run, so that no latency bound or deadline of theirs depends
+on another of them running beside it, and no worker waits idle for another's turn. The
+other tests are each a unit of work of their own: first those that start processes
+(marked slow, the longest), so that none is left alone at the end of the run, then the
+rest, in collection order (each worker runs its SQLite tests, then its PostgreSQL ones).
+When the lane is done, its worker takes these too.
+
+`--dist loadgroup` would form the lane from an xdist_group mark, but pytest 9.2 drops the
+group xdist 3.8 writes into the node id (pytest-xdist issue 1386), and the controller does
+not collect: the workers write the lane's and the slow tests' ids to a file it reads.
 """
 
 from __future__ import annotations
@@ -19,14 +22,19 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = "heavy"
-# The file the workers name the heavy tests in; set by the controller, inherited by the
-# workers it starts.
-IDS_FILE = "CLOUDADMIN_TEST_HEAVY_IDS"
+LANE = "lane"
+SLOW = "slow"
+# The file the workers list the lane's and the slow tests in; named by the controller
+# before it starts the workers, which inherit its environment.
+IDS_FILE = "CLOUDADMIN_TEST_SCHEDULE"
 
 
-def heavy(item: pytest.Item) -> bool:
-    return any(item.get_closest_marker(name) for name in ("slow", "timing"))
+def in_lane(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in ("timing", "heavy"))
+
+
+def slow(item: pytest.Item) -> bool:
+    return item.get_closest_marker("slow") is not None
 
 
 def _distributing(config: pytest.Config) -> bool:
@@ -36,7 +44,7 @@ def _distributing(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not _distributing(config):
         return
-    handle, path = tempfile.mkstemp(prefix="cloudadmin-heavy-tests-", suffix=".txt")
+    handle, path = tempfile.mkstemp(prefix="cloudadmin-test-schedule-", suffix=".txt")
     os.close(handle)
     os.environ[IDS_FILE] = path
 
@@ -54,8 +62,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     # Every worker collects the same tests; each writes the whole list and renames it into
     # place, so the controller never reads half a file.
+    lines = [f"{LANE if in_lane(item) else SLOW} {item.nodeid}\n"
+             for item in items if in_lane(item) or slow(item)]
     mine = Path(f"{target}.{config.workerinput['workerid']}")
-    mine.write_text("".join(f"{item.nodeid}\n" for item in items if heavy(item)))
+    mine.write_text("".join(lines))
     mine.replace(target)
 
 
@@ -67,17 +77,44 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class HeavyLane(LoadScopeScheduling):
-        """Each ordinary test is its own unit of work; the heavy tests are one unit, the
-        largest, which LoadScopeScheduling hands out first (--loadscope-reorder, on by
-        default, sorts the units by size)."""
+    class Lane(LoadScopeScheduling):
+        """LoadScopeScheduling with a unit of work per test, but the lane's tests, which
+        are one unit, handed out first; then the slow tests."""
 
-        _heavy: frozenset[str] | None = None
+        _kinds: dict[str, str] | None = None
+
+        def _kind(self, nodeid: str) -> str | None:
+            if self._kinds is None:
+                # Read once the collections are in: the workers wrote it while collecting.
+                pairs = Path(os.environ[IDS_FILE]).read_text().splitlines()
+                self._kinds = {nodeid: kind for kind, _, nodeid in
+                               (line.partition(" ") for line in pairs)}
+            return self._kinds.get(nodeid)
 
         def _split_scope(self, nodeid: str) -> str:
-            if self._heavy is None:
-                # Read once the collections are in: the workers wrote it while collecting.
-                self._heavy = frozenset(Path(os.environ[IDS_FILE]).read_text().splitlines())
-            return HEAVY if nodeid in self._heavy else nodeid
+            return LANE if self._kind(nodeid) == LANE else nodeid
 
-    return HeavyLane(config, log)  # type: ignore[arg-type]
+        def schedule(self) -> None:
+            # LoadScopeScheduling.schedule, with the units in the order above.
+            assert self.collection_is_completed
+            if self.collection is not None:
+                for node in self.nodes:
+                    self._reschedule(node)
+                return
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = list(next(iter(self.registered_collections.values())))
+            rank = {LANE: 0, SLOW: 1, None: 2}
+            for nodeid in sorted(self.collection, key=lambda n: rank[self._kind(n)]):
+                self.workqueue.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            for _ in range(len(self.nodes) - len(self.workqueue)):  # more workers than work
+                unused, _ = self.assigned_work.popitem()
+                unused.shutdown()
+            for node in self.nodes:
+                if self.workqueue:
+                    self._assign_work_unit(node)
+            for node in self.nodes:
+                self._reschedule(node)
+
+    return Lane(config, log)  # type: ignore[arg-type]

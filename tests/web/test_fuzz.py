@@ -17,7 +17,8 @@ import pytest
 
 from tests.databases import postgres_base_url
 
-pytestmark = pytest.mark.slow
+# Schemathesis two processes at a time against a server: not beside a timing test.
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("operator", "reseller", "client_admin", "client_member", "engineer",
