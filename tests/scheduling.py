@@ -3,11 +3,12 @@
 The tests that measure time (marked timing) and those that load the whole machine (marked
 heavy: a fuzzer, a load generator) form one lane: one worker runs them one after the
 other from the start of the run, so that no latency bound or deadline of theirs depends
-on another of them running beside it, and no worker waits idle for another's turn. The
-other tests are each a unit of work of their own: first those that start processes
-(marked slow, the longest), so that none is left alone at the end of the run, then the
-rest, in collection order (each worker runs its SQLite tests, then its PostgreSQL ones).
-When the lane is done, its worker takes these too.
+on another of them running beside it, and no worker waits idle for another's turn. Then
+the tests that start processes (marked slow, the longest) go out a module at a time (a
+module's fixture may start a deployment or Chromium once for all its tests), the largest
+first, so that none is left alone at the end of the run; then each other test is a unit
+of its own, in collection order (each worker runs its SQLite tests, then its PostgreSQL
+ones). When the lane is done, its worker takes these too.
 
 `--dist loadgroup` would form the lane from an xdist_group mark, but pytest 9.2 drops the
 group xdist 3.8 writes into the node id (pytest-xdist issue 1386), and the controller does
@@ -92,7 +93,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
             return self._kinds.get(nodeid)
 
         def _split_scope(self, nodeid: str) -> str:
-            return LANE if self._kind(nodeid) == LANE else nodeid
+            kind = self._kind(nodeid)
+            if kind == SLOW:  # a module's processes (a deployment, Chromium) start once
+                return nodeid.split("::", 1)[0]
+            return LANE if kind == LANE else nodeid
 
         def schedule(self) -> None:
             # LoadScopeScheduling.schedule, with the units in the order above.
@@ -105,9 +109,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
                 self.log("**Different tests collected, aborting run**")
                 return
             self.collection = list(next(iter(self.registered_collections.values())))
+            units: dict[str, dict[str, bool]] = {}
+            for nodeid in self.collection:
+                units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
             rank = {LANE: 0, SLOW: 1, None: 2}
-            for nodeid in sorted(self.collection, key=lambda n: rank[self._kind(n)]):
-                self.workqueue.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+
+            def order(scope: str) -> tuple[int, int]:
+                # The lane, then the slow modules, most tests first, then the rest.
+                first = next(iter(units[scope]))
+                return rank[self._kind(first)], -len(units[scope])
+
+            for scope in sorted(units, key=order):
+                self.workqueue[scope] = units[scope]
             for _ in range(len(self.nodes) - len(self.workqueue)):  # more workers than work
                 unused, _ = self.assigned_work.popitem()
                 unused.shutdown()
