@@ -18,9 +18,10 @@ def free_port() -> int:
 
 
 def wait_until_healthy(base: str, proc: subprocess.Popen, output: Callable[[], str] | None = None,
-                       timeout: float = 60) -> None:
+                       timeout: float = 180) -> None:
     """Waits until ``base``/healthz answers 200; fails with what the server printed
-    (``output``, else its stdout pipe) when it exits first or ``timeout`` passes."""
+    (``output``, else its stdout pipe) when it exits first or ``timeout`` passes (only a
+    server that hangs: on a busy machine a start with two workers took over a minute)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
