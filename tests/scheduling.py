@@ -79,8 +79,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     from xdist.scheduler import LoadScopeScheduling
 
     class Lane(LoadScopeScheduling):
-        """LoadScopeScheduling with a unit of work per test, but the lane's tests, which
-        are one unit, handed out first; then the slow tests."""
+        """LoadScopeScheduling with a unit of work per test, except the lane (one unit,
+        handed out first) and the slow tests (a unit per module, handed out next)."""
 
         _kinds: dict[str, str] | None = None
 
