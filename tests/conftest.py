@@ -19,47 +19,28 @@ from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+from tests.scheduling import in_lane
 
-# Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly.
-pytest_plugins = ["tests.driver_guard"]
+# Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly; schedules the
+# tests over pytest-xdist workers.
+pytest_plugins = ["tests.driver_guard", "tests.scheduling"]
 
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
 
-# Under pytest-xdist (scripts/test runs `-n auto`) the tests that start servers and workers,
-# and those that measure time, run one at a time: two of them side by side on a small
-# machine would make each other's deadlines and latency bounds a matter of luck, while the
-# other workers run the ordinary tests. They form the xdist group "heavy" (one worker, with
-# --dist loadgroup), and take a lock shared by the workers, because pytest 9.2 drops the
-# group xdist 3.8 writes into the node id (pytest-xdist issue 1386).
-HEAVY = "heavy"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run in one pytest-xdist worker")
-
-
-def _heavy(item: pytest.Item) -> bool:
-    return any(item.get_closest_marker(name) for name in ("slow", "timing"))
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if _heavy(item):
-            item.add_marker(pytest.mark.xdist_group(HEAVY))
-
-
 @pytest.fixture(autouse=True)
-def _one_heavy_test_at_a_time(
+def _one_lane_test_at_a_time(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
-    if not _heavy(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
+    # tests/scheduling.py runs the tests that measure time or load the whole machine in
+    # one worker; under another --dist they still take turns, through a lock shared by
+    # the workers.
+    if not in_lane(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
     # Each worker's base temporary directory is a child of the run's.
-    lock = tmp_path_factory.getbasetemp().parent / "heavy-tests.lock"
+    lock = tmp_path_factory.getbasetemp().parent / "lane-tests.lock"
     with lock.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -14,6 +14,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a load generator: not beside a timing test
 def test_bench_addendums_http_smoke() -> None:
     done = subprocess.run([sys.executable, str(BENCH / "addendums.py"), "--smoke"],
                           capture_output=True, text=True, timeout=300)

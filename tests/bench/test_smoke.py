@@ -12,6 +12,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a load generator: not beside a timing test
 def test_bench_api_smoke() -> None:
     done = subprocess.run([sys.executable, str(BENCH / "bench_api.py"), "--smoke"],
                           capture_output=True, text=True, timeout=300)

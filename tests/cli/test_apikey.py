@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,13 +12,13 @@ import httpx
 import pytest
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from typer.testing import CliRunner
 
-from cloudadmin.config import Settings
+from cloudadmin.cli import app
+from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.models import ApiKey
 from cloudadmin.importer import load_into
 from tests.importer.documents import example
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -32,10 +31,24 @@ async def env(settings: Settings, database_url: str, app: object, tmp_path: Path
 
 
 async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "cloudadmin", "apikey", *args],
-        env=env, capture_output=True, text=True, timeout=120,
-    )
+    """`cloudadmin apikey ...` in this process, on a thread of its own (the command runs
+    its own event loop): its exit status and output as a process would give them, without
+    starting Python for each command (tests/cli/test_serve.py runs `apikey create` as a
+    process of its own)."""
+
+    def run() -> subprocess.CompletedProcess[str]:
+        # The command reads its settings from `env`, not from another test's cache.
+        get_settings.cache_clear()
+        try:
+            result = CliRunner().invoke(app, ["apikey", *args], env=env, prog_name="cloudadmin")
+        finally:
+            get_settings.cache_clear()
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return subprocess.CompletedProcess(["cloudadmin", "apikey", *args], result.exit_code,
+                                           result.stdout, result.stderr)
+
+    return await asyncio.to_thread(run)
 
 
 async def authenticates(client: httpx.AsyncClient, token: str) -> bool:

@@ -78,4 +78,4 @@ async def wait_ready(servers: list[Process], timeout: float = 90) -> None:
                 logs = "\n".join(s.tail() for s in waiting)
                 raise AssertionError(f"not ready within {timeout} s:\n{logs}")
             if waiting:
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.05)

@@ -43,7 +43,7 @@ class TestServeDispatches:
             env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("w"))
         base = f"http://127.0.0.1:{port}"
         try:
-            wait_until_healthy(base, proc)
+            wait_until_healthy(base, proc, (tmp_path / "serve.log").read_text)
             async with httpx.AsyncClient(base_url=base, headers={
                     "Authorization": "apikey 2_reseller-secret"}) as c:
                 r = await c.post("/cloud/v1/user_actions/subscribe_amqp", json={
@@ -54,7 +54,7 @@ class TestServeDispatches:
                                  json={"email": "live@sales.example", "full_name": "Live"})
                 assert r.status_code == 200, r.text
             # Subscribing is itself a user action, owed to the new subscription.
-            got = await inbox.drain(2, timeout=20)
+            got = await inbox.drain(2, timeout=60)
             assert [json.loads(m.body)["api_group"] for m in got] == [
                 "amqp_subscription", "seller"]
             assert len(await inbox.settle()) == 2  # two server processes, one dispatcher

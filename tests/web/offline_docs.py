@@ -70,7 +70,7 @@ def wait_until_healthy(proc: subprocess.Popen[str]) -> None:
             proc.kill()
             out = proc.stdout.read() if proc.stdout else ""
             sys.exit(f"the server did not answer /healthz within 90 s:\n{out}")
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def chromium(chromium_path: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
