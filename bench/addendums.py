@@ -4,7 +4,8 @@ For SQLite and (when it answers) a fresh PostgreSQL database:
 
 1. writes a load document with N addendums over 10,000 accounts (bench/gen_addendums.py)
    and loads it with ``cloudadmin load`` (then VACUUM ANALYZE on PostgreSQL), or takes
-   a database loaded before (``--database-url``, kept by an earlier ``--keep`` run);
+   a database loaded before (``--database-url``, kept by an earlier ``--keep`` run; it
+   is first brought to the schema of the code under test with ``cloudadmin migrate``);
 2. runs the app in-process once per query of the mix, recording the SQL the service
    issues (as sent to the driver) and its answers;
 3. starts ``cloudadmin serve --workers 1`` on a free loopback port and drives it over
