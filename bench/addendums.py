@@ -17,6 +17,7 @@ For SQLite and (when it answers) a fresh PostgreSQL database:
      sqlite3 issuing exactly the recorded statements): ``raw read``, the count and the
      page only, and ``raw all``, every statement of the service's request (API key
      lookup, count, page and the activity-log INSERT, each committed on its own);
+     ``raw nolog`` (``--raw all,nolog``) is raw all without the INSERT;
    - the obvious SQL, bench/obvious_addendums_app.py (PostgreSQL only; "n/a" on
      SQLite): one key lookup, an exact ``COUNT(*)`` with only the joins its filters
      need, the page ordered by the fields then id with LIMIT/OFFSET, no log row;
@@ -47,7 +48,7 @@ The operator's API key comes from the document (``1_bench-operator``).
     .venv/bin/python bench/addendums.py --smoke               # seconds; used by CI
 
 Flags: --rows, --accounts (the document); --seconds, --warmup, --connections, --rounds
-(the measurement); --raw read,all|none, --obvious plain,log|none, --no-check (the
+(the measurement); --raw read,all,nolog|none, --obvious plain,log|none, --no-check (the
 peers); --pin SERVER_CPU,LOAD_CPU|none; --only sqlite|postgresql; --queries WORDS;
 --database-url URL, --keep (reuse a loaded database); --smoke.
 """
@@ -470,7 +471,8 @@ def report(name: str, targets: list[tuple[str, str]], levels: list[int],
     rounds = len(next(iter(results["service"].values())))
     print(f"{name}: p50/p99 in ms, the median of {rounds} round(s); ratio = service req/s / "
           "that app's req/s; raw read = the service's count + page statements only, raw all "
-          "= every statement of the service's request (the same-SQL ceiling), obvious = "
+          "= every statement of the service's request (the same-SQL ceiling), raw nolog = raw all "
+          "without the log INSERT, obvious = "
           "bench/obvious_addendums_app.py, obvious+log = the same with one activity-log "
           "INSERT committed per request", flush=True)
     # The summary: every peer named in the columns, "n/a" where it did not run.
@@ -557,7 +559,7 @@ def run_database(name: str, url: str, document: Path | None, args: argparse.Name
                 stop(proc)
             for key, result in got.items():
                 results[app].setdefault(key, []).append(result)
-    peers = [f"raw {m}" for m in ("read", "all")] + ["obvious", "obvious+log"]
+    peers = [f"raw {m}" for m in ("read", "nolog", "all")] + ["obvious", "obvious+log"]
     peers = [p for p in peers if p in results or p in ("raw all", "obvious")]
     report(name, targets, levels, results, recorded.counts, peers)
 
@@ -575,8 +577,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure every app this many times, one after the other, and "
                              "report the medians (default 1)")
-    parser.add_argument("--raw", help="same-SQL apps to measure: read, all or read,all "
-                                      "(default read,all; read with --smoke; none)")
+    parser.add_argument("--raw", help="same-SQL apps to measure, comma-separated: read, "
+                                      "all, nolog (all but the log INSERT) (default read,all; "
+                                      "read with --smoke; none)")
     parser.add_argument("--obvious", help="obvious-SQL peers to measure on PostgreSQL: plain, "
                                           "log (one activity-log INSERT committed per "
                                           "request) or plain,log (default plain; none)")
@@ -608,8 +611,8 @@ def main() -> None:
         args.only = args.only or ("postgresql" if base else "sqlite")
     args.connections = [int(n) for n in args.connections.split(",")]
     args.raw = [m for m in (args.raw or "read,all").split(",") if m and m != "none"]
-    if not set(args.raw) <= {"read", "all"}:
-        parser.error("--raw takes read, all, read,all or none")
+    if not set(args.raw) <= {"read", "all", "nolog"}:
+        parser.error("--raw takes read, all, nolog (comma-separated) or none")
     args.obvious = [m for m in (args.obvious or "plain").split(",") if m and m != "none"]
     if not set(args.obvious) <= {"plain", "log"}:
         parser.error("--obvious takes plain, log, plain,log or none")
