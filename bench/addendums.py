@@ -1,27 +1,56 @@
-"""GET /billing/org/v1/addendums over HTTP: the service against its data-path ceiling.
+"""GET /billing/org/v1/addendums over HTTP: the service against two kinds of peer.
 
 For SQLite and (when it answers) a fresh PostgreSQL database:
 
 1. writes a load document with N addendums over 10,000 accounts (bench/gen_addendums.py)
-   and loads it with ``cloudadmin load`` (then VACUUM ANALYZE on PostgreSQL);
-2. records the SQL the service issues for each query of the mix (the count and the
-   page, as sent to the driver, running the app in-process once);
+   and loads it with ``cloudadmin load`` (then VACUUM ANALYZE on PostgreSQL), or takes
+   a database loaded before (``--database-url``, kept by an earlier ``--keep`` run; it
+   is first brought to the schema of the code under test with ``cloudadmin migrate``);
+2. runs the app in-process once per query of the mix, recording the SQL the service
+   issues (as sent to the driver) and its answers;
 3. starts ``cloudadmin serve --workers 1`` on a free loopback port and drives it over
    HTTP/1.1 keep-alive with a load generator in a separate process (raw asyncio
    streams on uvloop), for a fixed duration at 8 connections and at saturation (64);
-4. does the same against bench/raw_addendums_app.py (bare ASGI on uvicorn, one worker,
-   asyncpg / sqlite3 issuing exactly the recorded statements), in two modes: ``read``,
-   the count and the page only, and ``all``, every statement of the service's request
-   (API key lookup, count, page and the activity log INSERT, each committed on its
-   own as the service runs a read): the data-path ceiling of the issue;
-5. prints requests/s, p50 and p99 per query for each, and the service's throughput as
-   a share of each ceiling. ``/healthz`` of each app is the framework reference.
+   the server is pinned to one CPU and the load generator to the other (``--pin``);
+4. does the same against the peers, one after the other:
+   - the same-SQL ceiling, bench/raw_addendums_app.py (bare ASGI on uvicorn, asyncpg /
+     sqlite3 issuing exactly the recorded statements): ``raw read``, the count and the
+     page only, and ``raw all``, every statement of the service's request (API key
+     lookup, count, page and the activity-log INSERT, each committed on its own);
+     ``raw nolog`` (``--raw all,nolog``) is raw all without the INSERT;
+   - the obvious SQL, bench/obvious_addendums_app.py (PostgreSQL only; "n/a" on
+     SQLite): one key lookup, an exact ``COUNT(*)`` with only the joins its filters
+     need, the page ordered by the fields then id with LIMIT/OFFSET, no log row;
+     ``obvious+log`` (``--obvious plain,log``) adds one log INSERT committed per
+     request, which prices the service's per-GET log write. Before it is measured, its
+     answers are checked equal to the service's on the mix and on every filter and
+     ordering (``--no-check`` skips that);
+5. prints requests/s, p50 and p99 per query for each app (the median of ``--rounds``),
+   then a Markdown table: the service's req/s, p50, p99, each peer's req/s and the
+   service's throughput as a share of it (cloudadmin / same-SQL ceiling, cloudadmin /
+   obvious SQL). ``/healthz`` of each app is the framework reference.
+
+The service measured is the ``cloudadmin`` package the invoking interpreter imports
+(PYTHONPATH first, then the installed one), never one found from this file's location:
+its directory goes first on the path of every ``cloudadmin`` process the benchmark
+starts, and the first line printed names it. So another tree's code is measured with
+
+    PYTHONPATH=<that tree>/src .venv/bin/python bench/addendums.py --database-url ...
 
 The operator's API key comes from the document (``1_bench-operator``).
 
     .venv/bin/python bench/addendums.py                       # 1,000,000 addendums, 5 s
+    .venv/bin/python bench/addendums.py --only postgresql --keep   # prints the kept URL
+    .venv/bin/python bench/addendums.py --database-url postgresql+asyncpg://.../db \\
+        --rounds 3 --obvious plain,log         # no reload: the median of three rounds
     .venv/bin/python bench/addendums.py --rows 200000 --seconds 3 --only postgresql
+    .venv/bin/python bench/addendums.py --queries client,company --raw all --obvious plain
     .venv/bin/python bench/addendums.py --smoke               # seconds; used by CI
+
+Flags: --rows, --accounts (the document); --seconds, --warmup, --connections, --rounds
+(the measurement); --raw read,all,nolog|none, --obvious plain,log|none, --no-check (the
+peers); --pin SERVER_CPU,LOAD_CPU|none; --only sqlite|postgresql; --queries WORDS;
+--database-url URL, --keep (reuse a loaded database); --smoke.
 """
 
 from __future__ import annotations
@@ -34,6 +63,7 @@ import os
 import pickle
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +71,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
@@ -50,6 +81,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 from gen_addendums import write  # noqa: E402
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402
+
+import cloudadmin  # noqa: E402
+
+# The directory holding the cloudadmin package this interpreter imports (see above).
+CLOUDADMIN_SRC = Path(cloudadmin.__file__).resolve().parent.parent
 
 HOST = "127.0.0.1"
 PATH = "/billing/org/v1/addendums"
@@ -130,22 +166,53 @@ def drive(port: int, target: str, headers: dict[str, str], connections: int,
 # --- the query mix and the SQL the service issues for it ---
 
 
-def mix(rows: int, client_id: int) -> list[tuple[str, str]]:
+def mix(rows: int, busiest: int) -> list[tuple[str, str]]:
     """(label, query string) of the measured queries, all as the operator."""
     deep = min(100_000, rows // 10)
     return [
         ("no filter", ""),
-        ("by client", f"client_id={client_id}"),
+        ("no filter, limit 100", "limit=100"),
+        ("by client (busiest)", f"client_id={busiest}"),
         ("status+product", "status=active&product_id=1"),
+        ("company_name search", "company_name=nordic%20m%C3%BCller"),
         ("created in a month", "created_after=2022-01-01&created_before=2022-02-01"),
+        ("ordering -created_at", "ordering=-created_at,client_id"),
         ("plan_name search", "plan_name=gr%C3%B6sse"),
         (f"deep offset {deep}", f"offset={deep}"),
     ]
 
 
-async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, str]],
-                                                               dict[str, Any], dict[str, int]]:
-    """The mix, the statements the service issues per query string, and the counts."""
+# Every filter and ordering once more (the obvious peer's answers are checked against the
+# service's on them, as the operator, and a few as a reseller and an account).
+CHECKED = [
+    "limit=7&offset=30", "payer_id=null", "reseller_id=null", "reseller_id=2&reseller_id=3",
+    "provider_id=2", "plan_id=101&plan_id=502", "product_id=1&product_id=5", "currency_id=2",
+    "currency_char_code=EUR", "product_internal_name=CDN", "status=active&status=paused",
+    "company_name=STRASSE", "company_name=caf%C3%A9&ordering=client_id", "product_name=CLOUD",
+    "created_on=2021-03-04", "active_at=2022-06-01T00:00:00Z&limit=50",
+    "not_active_at=2022-06-01T00:00:00Z", "active_after=2024-01-01",
+    "active_before=2020-01-01", "active_start_from=2023-01-01T00:00:00Z",
+    "active_start_to=2020-01-01T00:00:00Z", "active_end_from=2023-01-01T00:00:00Z",
+    "active_end_to=2023-01-01T00:00:00Z", "ordering=plan_name", "ordering=-id",
+    "ordering=-product_name,active_range_end&limit=50", "ordering=-active_range_end",
+    "ordering=product_id,-plan_id,active_range_start", "id=5", "addendum_id=5&addendum_id=9",
+    "offset=1990&limit=20", "offset=5000",
+]
+CHECKED_AS = {"2_bench-reseller": ["", "status=active&offset=25"],
+              "3_bench-client": ["", "ordering=-created_at"]}
+
+
+@dataclass
+class Recorded:
+    queries: list[tuple[str, str]]  # (label, query string) of the mix
+    statements: dict[str, Any]  # query string -> the statements the service sent
+    counts: dict[str, int]
+    answers: dict[tuple[str, str], Any]  # (key, query string) -> the service's JSON
+    rows: int
+
+
+async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
+    """The mix, the statements the service issues per query string, its answers."""
     from sqlalchemy import event, text
 
     from cloudadmin.app import create_app
@@ -155,8 +222,10 @@ async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, st
     app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp))
     engine = app_state(app).engine
     async with engine.connect() as conn:
-        client_id = (await conn.execute(text("SELECT client_id FROM addendums WHERE id = :i"),
-                                        {"i": max(rows // 2, 1)})).scalar_one()
+        rows = (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar_one()
+        busiest = (await conn.execute(text(
+            "SELECT client_id FROM addendums GROUP BY client_id ORDER BY count(*) DESC, "
+            "client_id LIMIT 1"))).scalar_one()
     captured: list[tuple[str, str, Any]] = []
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
@@ -168,33 +237,49 @@ async def record_sql(url: str, tmp: Path, rows: int) -> tuple[list[tuple[str, st
     # recorded there, exactly as sent.
     from cloudadmin.db import driver
 
-    run_on_driver = driver._run_on_driver
+    run_on_driver = getattr(driver, "_run_on_driver", None)
 
     async def recording(conn: Any, sql: str, args: list[Any]) -> list[Any]:
         captured.append((classify(sql), sql, pickle.loads(pickle.dumps(tuple(args)))))
-        return await run_on_driver(conn, sql, args)
+        return await run_on_driver(conn, sql, args)  # type: ignore[misc]
 
-    driver._run_on_driver = recording  # type: ignore[assignment]
-    queries = mix(rows, client_id)
+    if run_on_driver is not None:
+        driver._run_on_driver = recording  # type: ignore[attr-defined]
+    else:
+        print("note: cloudadmin.db.driver._run_on_driver is gone: the raw apps replay only "
+              "the statements SQLAlchemy's events saw", flush=True)
+    queries = mix(rows, busiest)
     statements: dict[str, Any] = {}
     counts: dict[str, int] = {}
+    answers: dict[tuple[str, str], Any] = {}
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                 headers={"Authorization": f"apikey {OPERATOR}"}) as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
         for label, query in queries:
             captured.clear()
-            r = await client.get(PATH + (f"?{query}" if query else ""))
+            r = await client.get(PATH + (f"?{query}" if query else ""),
+                                 headers={"Authorization": f"apikey {OPERATOR}"})
             if r.status_code != 200:
                 raise SystemExit(f"{label}: {r.status_code} {r.text}")
+            answers[OPERATOR, query] = r.json()
             counts[query] = r.json()["count"]
             kinds = [kind for kind, _, _ in captured]
             if kinds.count("count") != 1 or kinds.count("page") > 1:
-                raise SystemExit(f"{label}: unexpected statements {kinds}")
+                print(f"note: {label}: the service sent {kinds}; the raw apps replay them as "
+                      "they are (count = the first count statement's value)", flush=True)
             statements[query] = list(captured)
-    event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
-    driver._run_on_driver = run_on_driver  # type: ignore[assignment]
+        if run_on_driver is not None:
+            driver._run_on_driver = run_on_driver  # type: ignore[attr-defined]
+        event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
+        checked = [(OPERATOR, q) for q in CHECKED] if check else []
+        checked += [(key, q) for key, qs in CHECKED_AS.items() for q in qs] if check else []
+        for key, query in checked:
+            r = await client.get(PATH + (f"?{query}" if query else ""),
+                                 headers={"Authorization": f"apikey {key}"})
+            if r.status_code != 200:
+                raise SystemExit(f"{key} {query}: {r.status_code} {r.text}")
+            answers[key, query] = r.json()
     await engine.dispose()
-    return queries, statements, counts
+    return Recorded(queries, statements, counts, answers, rows)
 
 
 def classify(statement: str) -> str:
@@ -210,6 +295,35 @@ def classify(statement: str) -> str:
     return "count" if "COUNT(" in select_list or "SUM(" in select_list else "page"
 
 
+def _comparable(answer: Any) -> Any:
+    """An answer with its links reduced to their query parameters (the hosts differ)."""
+    out = dict(answer)
+    for name in ("next", "previous"):
+        if out.get(name):
+            parts = urlsplit(out[name])
+            out[name] = (parts.path, sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return out
+
+
+def check_answers(name: str, port: int, answers: dict[tuple[str, str], Any]) -> None:
+    """The obvious peer answers what the service answered, query by query."""
+    wrong = []
+    with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=120) as client:
+        for (key, query), expected in answers.items():
+            r = client.get(PATH + (f"?{query}" if query else ""),
+                           headers={"Authorization": f"apikey {key}"})
+            if r.status_code != 200 or _comparable(r.json()) != _comparable(expected):
+                got = r.json() if r.status_code == 200 else r.text
+                wrong.append(f"{key} ?{query}: {r.status_code}, count "
+                             f"{got.get('count') if isinstance(got, dict) else got} against "
+                             f"{expected['count']}")
+    if wrong:
+        raise SystemExit(f"{name}: the obvious peer's answers differ from the service's:\n"
+                         + "\n".join(wrong))
+    print(f"{name}: the obvious peer answered as the service on {len(answers)} queries",
+          flush=True)
+
+
 # --- processes ---
 
 
@@ -219,10 +333,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(argv: list[str], env: dict[str, str], log: Path, port: int) -> subprocess.Popen[bytes]:
+def _pinned(cpu: int | None) -> Any:
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def start(argv: list[str], env: dict[str, str], log: Path, port: int,
+          cpu: int | None = None) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                cwd=ROOT)
+                                cwd=ROOT, preexec_fn=_pinned(cpu))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -247,7 +368,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def service_env(url: str, tmp: Path) -> dict[str, str]:
-    return {**os.environ, "CLOUDADMIN_DATABASE_URL": url, "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
+    # The cloudadmin this interpreter imports (PYTHONPATH, then the installed one) is the
+    # one measured: its directory goes first on the children's path, whatever their cwd.
+    path = os.pathsep.join(p for p in (str(CLOUDADMIN_SRC), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path,
+            "CLOUDADMIN_DATABASE_URL": url, "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
             "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_RUN_DISPATCHER": "false",
             "CLOUDADMIN_LOG_LEVEL": "WARNING"}
 
@@ -274,6 +399,11 @@ async def vacuum(url: str) -> None:
 # --- one database ---
 
 
+def _pin_load_generator(cpu: int | None) -> None:
+    if cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpu})
+
+
 def measure_app(pool: concurrent.futures.Executor, port: int, targets: list[tuple[str, str]],
                 levels: list[int], seconds: float, headers: dict[str, str], warmup: float
                 ) -> dict[tuple[str, int], Result]:
@@ -286,24 +416,51 @@ def measure_app(pool: concurrent.futures.Executor, port: int, targets: list[tupl
     return out
 
 
+@dataclass
+class Point:
+    """The median of a measurement's rounds: req/s, p50 and p99 (ms), non-200 answers."""
+
+    rate: float
+    p50: float
+    p99: float
+    errors: int
+
+
+def median_point(rounds: list[Result]) -> Point:
+    return Point(statistics.median(r.rate for r in rounds),
+                 statistics.median(r.percentile(0.5) for r in rounds),
+                 statistics.median(r.percentile(0.99) for r in rounds),
+                 sum(r.errors for r in rounds))
+
+
+def _fmt(x: float) -> str:
+    if x != x:  # nan
+        return "n/a"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+
 def report(name: str, targets: list[tuple[str, str]], levels: list[int],
-           results: dict[str, dict[tuple[str, int], Result]], counts: dict[str, int]) -> None:
+           results: dict[str, dict[tuple[str, int], list[Result]]], counts: dict[str, int],
+           peers: list[str]) -> None:
+    """Per app and query: req/s p50 p99 and the service's ratio to it (detail lines), then
+    the summary as a Markdown table."""
     apps = list(results)
+    points = {app: {k: median_point(v) for k, v in results[app].items()} for app in apps}
     head = f"{name}: {'query':<22} {'conns':>5}"
     for app in apps:
-        head += f" | {app:>9} req/s {'p50':>6} {'p99':>7}"
+        head += f" | {app:>12} req/s {'p50':>6} {'p99':>7}"
         if app != "service":
             head += " ratio"
     print(head + " | count", flush=True)
     for label, target in targets:
         query = target.partition("?")[2]
         for n in levels:
-            s = results["service"][label, n]
+            s = points["service"][label, n]
             line = f"{name}: {label:<22} {n:>5}"
             errors = []
             for app in apps:
-                r = results[app][label, n]
-                line += f" | {r.rate:15.0f} {r.percentile(0.5):6.2f} {r.percentile(0.99):7.2f}"
+                r = points[app][label, n]
+                line += f" | {r.rate:18.0f} {r.p50:6.2f} {r.p99:7.2f}"
                 if app != "service":
                     line += f" {s.rate / r.rate if r.rate else 0:5.2f}"
                 if r.errors:
@@ -311,15 +468,38 @@ def report(name: str, targets: list[tuple[str, str]], levels: list[int],
             count = counts.get(query, "") if target.startswith(PATH) else ""
             print(f"{line} | {count}{'  ERRORS ' + ', '.join(errors) if errors else ''}",
                   flush=True)
-    print(f"{name}: p50/p99 in ms; ratio = service req/s / that raw app's req/s; raw read = "
-          "count + page only, raw all = every statement of the service's request", flush=True)
+    rounds = len(next(iter(results["service"].values())))
+    print(f"{name}: p50/p99 in ms, the median of {rounds} round(s); ratio = service req/s / "
+          "that app's req/s; raw read = the service's count + page statements only, raw all "
+          "= every statement of the service's request (the same-SQL ceiling), raw nolog = raw all "
+          "without the log INSERT, obvious = "
+          "bench/obvious_addendums_app.py, obvious+log = the same with one activity-log "
+          "INSERT committed per request", flush=True)
+    # The summary: every peer named in the columns, "n/a" where it did not run.
+    cols = "".join(f" {peer} req/s | ÷ {peer} |" for peer in peers)
+    print(f"\n| query | conns | cloudadmin req/s | p50 ms | p99 ms |{cols} count |")
+    print("|---|---|---|---|---|" + "---|---|" * len(peers) + "---|")
+    for label, target in targets:
+        query = target.partition("?")[2]
+        count = counts.get(query) if target.startswith(PATH) else None
+        for n in levels:
+            s = points["service"][label, n]
+            line = f"| {label} | {n} | {_fmt(s.rate)} | {_fmt(s.p50)} | {_fmt(s.p99)} |"
+            for peer in peers:
+                r = points[peer].get((label, n)) if peer in points else None
+                if r is None or not r.rate:
+                    line += " n/a | n/a |"
+                else:
+                    line += f" {_fmt(r.rate)} | {s.rate / r.rate:.2f}× |"
+            print(f"{line} {f'{count:,}' if count is not None else ''} |", flush=True)
+    print(flush=True)
 
 
-def run_database(name: str, url: str, document: Path | None, rows: int,
-                 args: argparse.Namespace, pool: concurrent.futures.Executor, tmp: Path) -> None:
+def run_database(name: str, url: str, document: Path | None, args: argparse.Namespace,
+                 pool: concurrent.futures.Executor, tmp: Path) -> None:
     if document is not None:
         loaded = load(url, document, tmp)
-        print(f"{name}: loaded {rows} addendums with `cloudadmin load` in {loaded:.1f} s",
+        print(f"{name}: loaded {args.rows} addendums with `cloudadmin load` in {loaded:.1f} s",
               flush=True)
         if url.startswith("postgresql"):
             asyncio.run(vacuum(url))
@@ -327,42 +507,61 @@ def run_database(name: str, url: str, document: Path | None, rows: int,
         # Brought up to this code's schema first: the SQL is recorded before serve starts.
         subprocess.run([sys.executable, "-m", "cloudadmin", "migrate"], env=service_env(url, tmp),
                        check=True, capture_output=True, cwd=ROOT)
-        print(f"{name}: using the loaded database as it is ({rows} addendums)", flush=True)
-    queries, statements, counts = asyncio.run(record_sql(url, tmp, rows))
+    postgres = url.startswith("postgresql")
+    obvious = args.obvious if postgres else []
+    recorded = asyncio.run(record_sql(url, tmp, check=bool(obvious) and args.check))
+    if document is None:
+        print(f"{name}: using the loaded database as it is ({recorded.rows} addendums)",
+              flush=True)
+    queries = recorded.queries
     if args.queries:
         words = args.queries.split(",")
         queries = [(label, q) for label, q in queries if any(w in label for w in words)]
     sql_file = tmp / f"{name}-sql.pickle"
-    sql_file.write_bytes(pickle.dumps(statements))
+    sql_file.write_bytes(pickle.dumps(recorded.statements))
     targets = [("/healthz", "/healthz")]
     targets += [(label, PATH + (f"?{q}" if q else "")) for label, q in queries]
     headers = {"Authorization": f"apikey {OPERATOR}"}
     levels = args.connections
+    server_cpu = args.pin[0] if args.pin else None
 
-    port = free_port()
-    proc = start([sys.executable, "-m", "cloudadmin", "serve", "--workers", "1",
-                  "--host", HOST, "--port", str(port)],
-                 service_env(url, tmp), tmp / f"{name}-serve.log", port)
-    try:
-        service = measure_app(pool, port, targets, levels, args.seconds, headers, args.warmup)
-    finally:
-        stop(proc)
-
-    results = {"service": service}
+    apps: dict[str, tuple[list[str], dict[str, str]]] = {
+        "service": ([sys.executable, "-m", "cloudadmin", "serve", "--workers", "1",
+                     "--host", HOST, "--port", "{port}"], service_env(url, tmp)),
+    }
+    uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(BENCH), "--workers", "1",
+               "--host", HOST, "--port", "{port}", "--log-level", "warning", "--no-access-log"]
     for mode in args.raw:
-        port = free_port()
-        env = {**os.environ, "RAW_ADDENDUMS_DATABASE_URL": url,
-               "RAW_ADDENDUMS_SQL": str(sql_file), "RAW_ADDENDUMS_MODE": mode}
-        proc = start([sys.executable, "-m", "uvicorn", "--app-dir", str(BENCH),
-                      "raw_addendums_app:app", "--workers", "1", "--host", HOST,
-                      "--port", str(port), "--log-level", "warning", "--no-access-log"],
-                     env, tmp / f"{name}-raw-{mode}.log", port)
-        try:
-            results[f"raw {mode}"] = measure_app(pool, port, targets, levels, args.seconds,
-                                                 headers, args.warmup)
-        finally:
-            stop(proc)
-    report(name, targets, levels, results, counts)
+        apps[f"raw {mode}"] = (uvicorn + ["raw_addendums_app:app"], {
+            **os.environ, "RAW_ADDENDUMS_DATABASE_URL": url,
+            "RAW_ADDENDUMS_SQL": str(sql_file), "RAW_ADDENDUMS_MODE": mode})
+    for mode in obvious:
+        apps["obvious" + ("+log" if mode == "log" else "")] = (
+            uvicorn + ["obvious_addendums_app:app"], {
+                **os.environ, "OBVIOUS_ADDENDUMS_DATABASE_URL": url,
+                "OBVIOUS_ADDENDUMS_LOG": "1" if mode == "log" else "0"})
+
+    results: dict[str, dict[tuple[str, int], list[Result]]] = {app: {} for app in apps}
+    for round_ in range(args.rounds):
+        if args.rounds > 1:
+            print(f"{name}: round {round_ + 1} of {args.rounds}, load {os.getloadavg()[0]:.2f}",
+                  flush=True)
+        for app, (argv, env) in apps.items():
+            port = free_port()
+            proc = start([a.replace("{port}", str(port)) for a in argv], env,
+                         tmp / f"{name}-{app.replace(' ', '-')}.log", port, server_cpu)
+            try:
+                if app == "obvious" and round_ == 0 and args.check:
+                    check_answers(name, port, recorded.answers)
+                got = measure_app(pool, port, targets, levels, args.seconds, headers,
+                                  args.warmup)
+            finally:
+                stop(proc)
+            for key, result in got.items():
+                results[app].setdefault(key, []).append(result)
+    peers = [f"raw {m}" for m in ("read", "nolog", "all")] + ["obvious", "obvious+log"]
+    peers = [p for p in peers if p in results or p in ("raw all", "obvious")]
+    report(name, targets, levels, results, recorded.counts, peers)
 
 
 def main() -> None:
@@ -375,34 +574,66 @@ def main() -> None:
                         help="concurrent connections, comma-separated (default 8,64)")
     parser.add_argument("--warmup", type=float, default=0.5,
                         help="seconds of load before each query's measurements")
-    parser.add_argument("--raw", help="raw app modes to measure: read, all or read,all "
-                                      "(default read,all; read with --smoke; none)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure every app this many times, one after the other, and "
+                             "report the medians (default 1)")
+    parser.add_argument("--raw", help="same-SQL apps to measure, comma-separated: read, "
+                                      "all, nolog (all but the log INSERT) (default read,all; "
+                                      "read with --smoke; none)")
+    parser.add_argument("--obvious", help="obvious-SQL peers to measure on PostgreSQL: plain, "
+                                          "log (one activity-log INSERT committed per "
+                                          "request) or plain,log (default plain; none)")
+    parser.add_argument("--no-check", dest="check", action="store_false",
+                        help="skip checking the obvious peer's answers against the "
+                             "service's (the mix plus every filter and ordering)")
+    parser.add_argument("--pin", default="0,1",
+                        help="CPUs for the server under test and for the load generator "
+                             "(default 0,1; none: no pinning; ignored with fewer than 2 CPUs)")
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--queries", help="measure only the queries whose label contains one "
                                           "of these words, comma-separated (e.g. created,client)")
     parser.add_argument("--database-url",
                         help="measure a database already loaded with this benchmark's "
-                             "document (same --rows and --accounts) instead of loading one")
+                             "document (see --keep) instead of loading one")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the database loaded by this run (PostgreSQL: not dropped; "
+                             "SQLite: a file outside the run's temporary directory) and print "
+                             "its URL, for --database-url")
     parser.add_argument("--smoke", action="store_true",
-                        help="tiny run for CI: 2,000 rows, 1 s per measurement, raw read "
-                             "only, one database (PostgreSQL when it answers, else SQLite)")
+                        help="tiny run for CI: 2,000 rows, 0.5 s per measurement, raw read "
+                             "and obvious only, one database (PostgreSQL when it answers, "
+                             "else SQLite)")
     args = parser.parse_args()
     base = postgres_base_url() if args.only != "sqlite" else None
     if args.smoke:
-        args.rows, args.accounts, args.seconds, args.warmup = 2_000, 200, 1.0, 0.0
+        args.rows, args.accounts, args.seconds, args.warmup = 2_000, 200, 0.5, 0.0
         args.raw = args.raw or "read"
         args.only = args.only or ("postgresql" if base else "sqlite")
     args.connections = [int(n) for n in args.connections.split(",")]
     args.raw = [m for m in (args.raw or "read,all").split(",") if m and m != "none"]
-    if not set(args.raw) <= {"read", "all"}:
-        parser.error("--raw takes read, all, read,all or none")
+    if not set(args.raw) <= {"read", "all", "nolog"}:
+        parser.error("--raw takes read, all, nolog (comma-separated) or none")
+    args.obvious = [m for m in (args.obvious or "plain").split(",") if m and m != "none"]
+    if not set(args.obvious) <= {"plain", "log"}:
+        parser.error("--obvious takes plain, log, plain,log or none")
+    if args.check and "plain" not in args.obvious and args.obvious:
+        args.obvious.insert(0, "plain")  # the check runs against the plain peer
+    pins = [] if args.pin == "none" or (os.cpu_count() or 1) < 2 else args.pin.split(",")
+    args.pin = [int(c) for c in pins] if len(pins) == 2 else None
+    print(f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; server "
+          f"on CPU {args.pin[0]}, load generator on CPU {args.pin[1]}" if args.pin else
+          f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; "
+          "no pinning", flush=True)
     context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory() as tmpdir, \
-            concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+    with tempfile.TemporaryDirectory() as tmpdir, concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=context, initializer=_pin_load_generator,
+            initargs=(args.pin[1] if args.pin else None,)) as pool:
         tmp = Path(tmpdir)
         if args.database_url:
             name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
-            run_database(name, args.database_url, None, args.rows, args, pool, tmp)
+            run_database(name, args.database_url, None, args, pool, tmp)
             return
         document = tmp / "addendums.json"
         t0 = time.perf_counter()
@@ -410,12 +641,15 @@ def main() -> None:
             write(args.rows, args.accounts, 1, out)
         print(f"generated {args.rows} addendums over {args.accounts} accounts in "
               f"{time.perf_counter() - t0:.1f} s; {args.seconds:g} s per measurement, "
-              f"connections {args.connections}; load generator in its own process; "
-              f"{os.cpu_count()} CPUs", flush=True)
+              f"connections {args.connections}; load generator in its own process", flush=True)
         if args.only != "postgresql":
             (tmp / "sqlite").mkdir()
-            run_database("sqlite", f"sqlite+aiosqlite:///{tmp}/bench.db", document, args.rows,
-                         args, pool, tmp / "sqlite")
+            where = Path(tempfile.mkdtemp(prefix="bench-addendums-")) if args.keep else tmp
+            sqlite_url = f"sqlite+aiosqlite:///{where}/bench.db"
+            run_database("sqlite", sqlite_url, document, args, pool, tmp / "sqlite")
+            if args.keep:
+                print(f"sqlite: kept; measure it again with --database-url {sqlite_url}",
+                      flush=True)
         if args.only == "sqlite":
             return
         if base is None:
@@ -424,10 +658,13 @@ def main() -> None:
         url = asyncio.run(create_pg_database(base))
         try:
             (tmp / "postgresql").mkdir()
-            run_database("postgresql", url, document, args.rows, args, pool,
-                         tmp / "postgresql")
+            run_database("postgresql", url, document, args, pool, tmp / "postgresql")
         finally:
-            asyncio.run(drop_pg_database(base, url))
+            if args.keep:
+                print(f"postgresql: kept; measure it again with --database-url {url}",
+                      flush=True)
+            else:
+                asyncio.run(drop_pg_database(base, url))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ and answers the rows as JSON. ``/healthz`` answers without touching the database
 RAW_ADDENDUMS_MODE=read (the default) issues the count and the page only; =all replays
 every statement of the service's request as the service runs a read: the API key
 lookup, the count, the page and the activity log INSERT, each committed on its own
-(no BEGIN/COMMIT; src/cloudadmin/db/engine.py, create_read_sessionmaker).
+(no BEGIN/COMMIT; src/cloudadmin/db/engine.py, create_read_sessionmaker); =nolog all
+of them but the writes (the log INSERT): ``all`` against ``nolog`` prices the log row.
 
     RAW_ADDENDUMS_DATABASE_URL=postgresql://... RAW_ADDENDUMS_SQL=/tmp/sql.pickle \\
         .venv/bin/python -m uvicorn --app-dir bench raw_addendums_app:app --workers 1
@@ -93,7 +94,8 @@ class App:
         url = os.environ["RAW_ADDENDUMS_DATABASE_URL"]
         with open(os.environ["RAW_ADDENDUMS_SQL"], "rb") as f:
             recorded: dict[str, list[Statement]] = pickle.load(f)
-        keep = {"count", "page"} if MODE == "read" else {"count", "page", "write", "other"}
+        keep = {"read": {"count", "page"}, "nolog": {"count", "page", "other"}}.get(
+            MODE, {"count", "page", "write", "other"})
         self.statements = {q: [s for s in stmts if s[0] in keep] for q, stmts in recorded.items()}
         self.db: Postgres | Sqlite = Sqlite(url) if url.startswith("sqlite") else Postgres(url)
 
