@@ -13,7 +13,7 @@ duration; then the totals. Exits 1 when anything failed, printing schemathesis' 
 
     .venv/bin/python bench/fuzz.py                         # 200 per kind: 1,200+ per operation
     .venv/bin/python bench/fuzz.py --max-examples 1000 --database postgresql
-    .venv/bin/python bench/fuzz.py --smoke                 # what CI runs (tests/web/test_fuzz.py)
+    .venv/bin/python bench/fuzz.py --smoke                 # what CI runs after the suite (.ci/run)
 
 PostgreSQL is found as by the tests (CLOUDADMIN_TEST_POSTGRES_URL or the local default);
 the run creates its own database and drops it. Nothing is sent off this machine: the

@@ -4,9 +4,10 @@ operation does not document, documented responses match their schemas.
 
 Each kind of caller is fuzzed on one database, half of them on each (all on SQLite when
 PostgreSQL is absent), with a few generated cases per operation: every operation meets
-both databases. bench/fuzz.py's smoke adds schemathesis' coverage phase (boundary and
-negative values, thousands of cases per kind) and both databases for every kind; the
-script itself runs longer (README.md, "Benchmarks and tools").
+both databases. bench/fuzz.py's smoke, which CI runs after the suite (.ci/run), adds
+schemathesis' coverage phase (boundary and negative values, thousands of cases per kind)
+and both databases for every kind; the script itself runs longer (README.md, "Benchmarks
+and tools").
 """
 
 from __future__ import annotations
