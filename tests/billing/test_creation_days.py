@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import counting, filters, service
-from cloudadmin.billing.addendums.filters import Counter
 from cloudadmin.billing.addendums.creation_days import creation_range, day_number, day_range
+from cloudadmin.billing.addendums.filters import Counter
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum
 from tests.billing import reference as ref
