@@ -91,6 +91,9 @@ class FilterSpec:
     kind: Kind
     clause: Clause  # its conditions, taking values from parameters named after it
     counters: frozenset[Counter] = frozenset()  # counter tables that can count it
+    # The index (its columns, then id) whose leading columns are this filter's and its
+    # partners': single values of all of them are an index range in id order.
+    id_ordered_index: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,12 +195,18 @@ def _contains(folded: Any) -> Clause:
     return lambda part, dialect: [folded.contains(_p(part.name), escape=_LIKE_ESCAPE)]
 
 
-def _company(part: Part, dialect: str) -> list[ColumnElement[bool]]:
-    """The client's current company name, from the clients table (kept folded there,
-    and indexed by trigrams on PostgreSQL: migration 0018)."""
+def _named_clients(client_id: Any) -> ColumnElement[bool]:
+    """``client_id`` is a client whose current company name contains the value: matched
+    in the clients table (kept folded there, and indexed by trigrams on PostgreSQL:
+    migration 0018), so that a rename shows at once."""
     named = select(C.id).where(C.company_name_folded.contains(_p("company_name"),
                                                               escape=_LIKE_ESCAPE))
-    return [A.client_id.in_(named.scalar_subquery())]
+    condition: ColumnElement[bool] = client_id.in_(named.scalar_subquery())
+    return condition
+
+
+def _company(part: Part, dialect: str) -> list[ColumnElement[bool]]:
+    return [_named_clients(A.client_id)]
 
 
 _COUNTED = frozenset({Counter.TOTALS, Counter.COUNTS})
@@ -236,23 +245,28 @@ FILTERS: tuple[FilterSpec, ...] = (
         lambda: A.created_at <= _p("created_on_last")), frozenset({Counter.DAYS})),
     FilterSpec("addendum_id", Kind.LIST, _listed(A.id)),
     FilterSpec("id", Kind.NUMBER, _fixed(lambda: A.id == _p("id"))),
-    FilterSpec("client_id", Kind.LIST, _listed(A.client_id), frozenset({Counter.COUNTS})),
+    FilterSpec("client_id", Kind.LIST, _listed(A.client_id), frozenset({Counter.COUNTS}),
+               "ix_addendums_client_id_id"),
     FilterSpec("payer_id", Kind.NULLABLE_LIST, _listed(A.payer_id)),
     FilterSpec("provider_id", Kind.LIST, _listed(A.provider_id)),
     FilterSpec("reseller_id", Kind.NULLABLE_LIST, _listed(A.reseller_id),
                frozenset({Counter.COUNTS})),
     FilterSpec("plan_id", Kind.LIST, _listed(A.plan_id)),
-    FilterSpec("product_id", Kind.LIST, _listed(A.product_id), _COUNTED),
+    FilterSpec("product_id", Kind.LIST, _listed(A.product_id), _COUNTED,
+               "ix_addendums_product_id_status_id"),
     FilterSpec("currency_id", Kind.LIST, _listed(A.currency_id)),
     FilterSpec("currency_char_code", Kind.LIST, _listed(A.currency_char_code)),
     # A function of product_id: the importer enforces the catalogue's pairing, so the
     # counters, which know product ids only, can answer it.
     FilterSpec("product_internal_name", Kind.LIST, _listed(A.product_internal_name),
                _COUNTED),
-    FilterSpec("company_name", Kind.SEARCH, _company),
+    # Counted from addendum_counts, whose key starts with the client: a typical client
+    # has a few hundred addendums and about a hundred counter rows.
+    FilterSpec("company_name", Kind.SEARCH, _company, frozenset({Counter.COUNTS})),
     FilterSpec("plan_name", Kind.SEARCH, _contains(A.plan_name_folded)),
     FilterSpec("product_name", Kind.SEARCH, _contains(A.product_name_folded)),
-    FilterSpec("status", Kind.LIST, _listed(A.status), _COUNTED),
+    FilterSpec("status", Kind.LIST, _listed(A.status), _COUNTED,
+               "ix_addendums_product_id_status_id"),
 )
 SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
 
@@ -260,6 +274,11 @@ SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
 PAGING = frozenset({"limit", "offset", "ordering"})
 if set(SPECS) != set(AddendumQuery.model_fields) - PAGING:
     raise RuntimeError("filters.FILTERS and schemas.AddendumQuery name different filters")
+# The filters of each id-ordered index, together.
+ID_ORDERED: frozenset[frozenset[str]] = frozenset(
+    frozenset(s.name for s in FILTERS if s.id_ordered_index == spec.id_ordered_index)
+    for spec in FILTERS if spec.id_ordered_index is not None
+)
 
 
 def _bind(spec: FilterSpec, value: Any, params: dict[str, Any]) -> Part:
@@ -338,6 +357,7 @@ class CountsShape:
     product: bool
     client: bool
     reseller: bool
+    company: bool
 
 
 def counts_where(q: AddendumQuery, caller: Caller, dialect: str
@@ -356,9 +376,11 @@ def counts_where(q: AddendumQuery, caller: Caller, dialect: str
         params["client_id"] = list(q.client_id)
     if q.reseller_id is not None:
         params["reseller_key"] = [-1 if v is None else v for v in q.reseller_id]
+    if q.company_name is not None:
+        params["company_name"] = _escape_like(fold(q.company_name))
     shape = CountsShape(dialect, caller.is_reseller, q.status is not None,
                         products is not None, q.client_id is not None,
-                        q.reseller_id is not None)
+                        q.reseller_id is not None, q.company_name is not None)
     return shape, params
 
 
@@ -376,4 +398,6 @@ def counts_clauses(shape: CountsShape) -> tuple[ColumnElement[bool], ...]:
         out.append(in_list(c.client_id, "client_id", dialect))
     if shape.reseller:
         out.append(in_list(c.reseller_key, "reseller_key", dialect))
+    if shape.company:
+        out.append(_named_clients(c.client_id))
     return tuple(out)

@@ -55,10 +55,6 @@ def _out(row: Any, active_at: datetime | None) -> dict[str, Any]:
 SORT_AT_MOST = 20_000  # matches: read them through the filters' indexes and sort
 WALK_AT_MOST = 20_000  # rows walked in id order to fill the page
 
-# Filters whose single values an index (theirs, then id) gives in id order: a page of
-# such an equality is read from that index as it stands, whatever the count.
-ID_ORDERED_INDEXES = (frozenset({"client_id"}), frozenset({"product_id", "status"}))
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -95,7 +91,7 @@ def _index_ordered(where: filters.Where) -> bool:
     shape = where.shape
     if shape.scope is not filters.Scope.OPERATOR or not all(p.one for p in shape.parts):
         return False
-    return shape.names in ID_ORDERED_INDEXES
+    return shape.names in filters.ID_ORDERED
 
 
 async def _page_read(
