@@ -120,7 +120,7 @@ class Where:
     shape: Shape
     params: Mapping[str, Any] = field(hash=False)
 
-    def narrowed(self, *, scope: Scope | None = None,
+    def rewritten(self, *, scope: Scope | None = None,
                  id_range: tuple[int, int] | None = None) -> Where:
         """The same rows written another way: the reseller scope for a walk, or with
         bounds known to hold every match's id, so that an id-order page walks the

@@ -1,4 +1,6 @@
-"""Addendum listing , scoped per docs/access.md."""
+"""The addendum list, scoped per docs/access.md, in one pass per request: the query
+(parsed by schemas) is planned once (filters, how to count, the order), counted, its
+page read the way the count says is cheap, and shaped for the wire."""
 
 from __future__ import annotations
 
@@ -69,11 +71,14 @@ class Plan:
 
 @dataclass(frozen=True)
 class PageRead:
+    """The page's statement: the plan's filters, perhaps written another way, and order."""
+
     where: filters.Where
     order: Order
 
 
 def plan(q: AddendumQuery, caller: Caller, dialect: str) -> Plan:
+    """Everything that can be decided before the database is asked."""
     order = ordering.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
     where = filters.where(q, caller, dialect)
     return Plan(where, counting.plan(q, caller, where), order, ordering.id_first(q.ordering))
@@ -97,6 +102,8 @@ def _index_ordered(where: filters.Where) -> bool:
 async def _page_read(
     conn: AsyncConnection, caller: Caller, q: AddendumQuery, plan: Plan, counted: counting.Counted
 ) -> PageRead:
+    """How to read the page, once the count is known (docs/billing.md, "Reading a
+    page"): only the default (id-first) order has a choice."""
     where, order, descending = plan.where, plan.order, plan.id_descending
     if descending is None or _index_ordered(where):
         return PageRead(where, order)
@@ -104,13 +111,13 @@ async def _page_read(
     if counted.ids is not None:
         low, high = counted.ids
         if _walked(q, total, high - low + 1) <= WALK_AT_MOST:
-            return PageRead(where.narrowed(id_range=counted.ids), order)
+            return PageRead(where.rewritten(id_range=counted.ids), order)
     if total <= SORT_AT_MOST:
         return PageRead(where, ordering.by_id_expression(descending))
     if caller.is_reseller:
         rows = await repository.table_rows(conn)
         if _walked(q, total, rows) <= WALK_AT_MOST:
-            return PageRead(where.narrowed(scope=filters.Scope.RESELLER_WALK), order)
+            return PageRead(where.rewritten(scope=filters.Scope.RESELLER_WALK), order)
     return PageRead(where, order)
 
 
