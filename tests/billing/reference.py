@@ -57,7 +57,8 @@ def _matches(row: dict[str, Any], name: str, values: list[str], companies: dict[
     start, end = row["active_start"], row["active_end"]
     end_inf = end or INFINITY
     nonempty = start < end_inf
-    t = instant(values[-1]) if name not in LIST_PARAMS and name not in TEXT_PARAMS else None
+    t = instant(values[-1]) if name.startswith(("active_", "not_active_", "created_")) \
+        and name != "created_on" else INFINITY  # the instant filters' value
     if name == "active_at":
         return is_active(row, t)
     if name == "not_active_at":
@@ -96,12 +97,6 @@ def _matches(row: dict[str, Any], name: str, values: list[str], companies: dict[
         else:
             wanted.add(int(v))
     return row[column] in wanted
-
-
-LIST_PARAMS = {"addendum_id", "client_id", "payer_id", "provider_id", "reseller_id", "plan_id",
-               "product_id", "currency_id", "currency_char_code", "product_internal_name",
-               "status"}
-TEXT_PARAMS = {"company_name", "plan_name", "product_name", "id", "created_on"}
 
 
 def _sort_key(field: str, companies: dict[int, str]):  # type: ignore[no-untyped-def]

@@ -12,8 +12,9 @@ from sqlalchemy import delete, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import counting, service
+from cloudadmin.billing.addendums import counting, filters, service
 from cloudadmin.billing.addendums.creation_days import creation_range, day_number, day_range
+from cloudadmin.billing.addendums.filters import Counter
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum
 from tests.billing import reference as ref
@@ -171,15 +172,20 @@ class TestCreationRangeCounts:
             assert [r["id"] for r in body["results"]] == [10]
 
     def test_other_callers_and_filters_count_rows(self):
-        def kind(caller: Caller, **query: Any) -> str | None:
-            return counting.counter_kind(AddendumQuery.model_validate(query), caller)
+        def kind(caller: Caller, **query: Any) -> Counter | None:
+            q = AddendumQuery.model_validate(query)
+            return counting.counter_for(filters.where(q, caller, "sqlite"), caller)
 
         operator, reseller = caller(superuser=True), caller(account_type="reseller")
-        assert kind(operator, created_on="2025-05-15") == "days"
-        assert kind(operator, created_after="2025-05-15", created_before="2025-06-01") == "days"
+        assert kind(operator, created_on="2025-05-15") is Counter.DAYS
+        assert kind(operator, created_after="2025-05-15",
+                    created_before="2025-06-01") is Counter.DAYS
         assert kind(operator, created_on="2025-05-15", status=["active"]) is None
         assert kind(reseller, created_on="2025-05-15") is None
-        assert kind(operator) == "totals"
+        assert kind(operator) is Counter.TOTALS
+        assert kind(operator, status=["active"], client_id=["7"]) is Counter.COUNTS
+        assert kind(reseller, status=["active"]) is Counter.COUNTS
+        assert kind(caller(), status=["active"]) is None
 
 
 def caller(superuser: bool = False, account_type: str = "common") -> Caller:

@@ -16,12 +16,12 @@ CLIENTS_OF = ("(SELECT clients.id \nFROM clients \n"
               "WHERE clients.reseller_id = %(scope_account)s::INTEGER)")
 # The scope conditions of the addendum list as they were before the builder was shared.
 ADDENDUM_SCOPES = {
-    "reseller": "addendums.reseller_id = %(scope_account)s::BIGINT OR "
+    filters.Scope.RESELLER: "addendums.reseller_id = %(scope_account)s::BIGINT OR "
                 f"addendums.client_id IN {CLIENTS_OF}",
-    "reseller-walk": "addendums.reseller_id + %(reseller_id_1)s::BIGINT = "
+    filters.Scope.RESELLER_WALK: "addendums.reseller_id + %(reseller_id_1)s::BIGINT = "
                      "%(scope_account)s::BIGINT OR addendums.client_id + "
                      f"%(client_id_1)s::INTEGER IN {CLIENTS_OF}",
-    "account": "addendums.client_id = %(scope_account)s::INTEGER OR "
+    filters.Scope.ACCOUNT: "addendums.client_id = %(scope_account)s::INTEGER OR "
                "addendums.payer_id = %(scope_account)s::BIGINT",
 }
 
@@ -40,12 +40,14 @@ def caller(kind: CallerKind) -> Caller:
 
 
 class TestAddendumScope:
-    @pytest.mark.parametrize("kind", sorted(ADDENDUM_SCOPES))
-    def test_sql_is_unchanged(self, kind: str) -> None:
-        assert [sql(c) for c in filters._scope(kind)] == [ADDENDUM_SCOPES[kind]]
+    @pytest.mark.parametrize("scope", list(ADDENDUM_SCOPES), ids=lambda s: s.value)
+    def test_sql_is_unchanged(self, scope: filters.Scope) -> None:
+        assert [sql(c) for c in filters._scope(scope)] == [ADDENDUM_SCOPES[scope]]
 
     def test_counter_rows_use_the_same_builder(self) -> None:
-        (clause,) = filters.counts_clauses(("postgresql", "reseller"))
+        (clause,) = filters.counts_clauses(filters.CountsShape(
+            "postgresql", reseller_scope=True, status=False, product=False, client=False,
+            reseller=False, company=False))
         assert sql(clause) == ("addendum_counts.reseller_key = %(scope_account)s::BIGINT OR "
                                f"addendum_counts.client_id IN {CLIENTS_OF}")
 

@@ -1,5 +1,5 @@
-"""The SQL that differs between SQLite and PostgreSQL: bulk loading, notifications and
-the dispatcher's advisory lock.
+"""The SQL that differs between SQLite and PostgreSQL: bulk loading, notifications, the
+dispatcher's advisory lock and the read log's commit.
 
 Everything else runs unchanged on both; this module is the one place to look
 when a statement must be spelled per database.
@@ -7,10 +7,10 @@ when a statement must be spelled per database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Table, func, select, text
+from sqlalchemy import ColumnElement, Table, func, insert, literal_column, select, text, true
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import Insert
@@ -35,6 +35,28 @@ def upsert(dialect_name: str, table: Table, columns: Iterable[str]) -> Insert:
     if not updates:
         return stmt.on_conflict_do_nothing(index_elements=keys)
     return stmt.on_conflict_do_update(index_elements=keys, set_=updates)
+
+
+def insert_without_flush_wait(
+    dialect_name: str, table: Table, values: Mapping[str, ColumnElement[Any]]
+) -> Insert:
+    """An INSERT of one row that, run on its own (autocommit: its own transaction), does
+    not wait for that transaction's WAL to reach the disk before it answers.
+
+    PostgreSQL: the row is selected from a subquery that runs ``set_config(
+    'synchronous_commit', 'off', true)``, which lasts for the statement's own transaction
+    and is read when it commits: one round trip, as the plain INSERT. The row is
+    committed and visible at once; a crash of the database (not of the service) may lose
+    the last fraction of a second of such rows (docs/activity-log.md, "Durability").
+    Inside a larger transaction it would relax that transaction's commit: only for a
+    statement that is its own transaction. SQLite: the plain INSERT.
+    """
+    if dialect_name != "postgresql":
+        return insert(table).values(dict(values))
+    relaxed = select(func.set_config(literal_column("'synchronous_commit'"),
+                                     literal_column("'off'"), true())).subquery("relaxed")
+    return insert(table).from_select(list(values),
+                                     select(*values.values()).select_from(relaxed))
 
 
 def has_sequence(table: Table) -> bool:

@@ -4,66 +4,108 @@ Triggers (migrations 0005 and 0011) keep three tables of counts in the addendums
 transactions: per (status, product), per (client, reseller, status, product) and per
 UTC day of creation. A query whose filters and scope only involve those columns is
 counted by summing counter rows; any other query counts the matching addendums
-(docs/billing.md).
+(docs/billing.md, "Counting"). Which counters can answer a filter is declared by its
+spec (filters.FILTERS).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import repository
-from cloudadmin.billing.addendums.creation_days import CREATION_FILTERS, creation_range, day_range
-from cloudadmin.billing.addendums.filters import Where, counts_where, product_ids
+from cloudadmin.billing.addendums.creation_days import DayRange, creation_range, day_range
+from cloudadmin.billing.addendums.filters import (
+    SPECS,
+    Counter,
+    CountsShape,
+    Where,
+    counts_where,
+    product_ids,
+)
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 
-# Filters the counters can answer; any other filter given means a real count.
-COUNTER_FILTERS = {"status", "product_id", "product_internal_name", "client_id", "reseller_id"}
-NOT_FILTERS = {"limit", "offset", "ordering"}
-_FILTERS = set(AddendumQuery.model_fields) - NOT_FILTERS
 
-
-class Counted(NamedTuple):
+@dataclass(frozen=True)
+class Counted:
     total: int
     # Every match's id lies in [low, high] when known (the creation days' bounds).
     ids: tuple[int, int] | None = None
 
 
-def counter_kind(q: AddendumQuery, caller: Caller) -> str | None:
-    """'totals', 'counts', 'days' or None (count the rows) for this query and caller."""
-    given = {name for name in _FILTERS if getattr(q, name) is not None}
-    if given and given <= CREATION_FILTERS and caller.is_operator:
-        return "days"
-    if given - COUNTER_FILTERS:
+@dataclass(frozen=True)
+class FromTotals:
+    """A sum over ``addendum_totals``."""
+
+    statuses: list[str] | None
+    products: list[int] | None
+
+
+@dataclass(frozen=True)
+class FromCounts:
+    """A sum over ``addendum_counts``."""
+
+    shape: CountsShape
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FromDays:
+    """Creation days from ``addendum_days`` and two edges; None: an empty range."""
+
+    days: DayRange | None
+
+
+@dataclass(frozen=True)
+class FromRows:
+    """``COUNT(*)`` of the matching addendums."""
+
+    where: Where
+
+
+Count = FromTotals | FromCounts | FromDays | FromRows
+
+
+def counter_for(where: Where, caller: Caller) -> Counter | None:
+    """The counter table that can count ``where`` for ``caller`` (None: count the rows)."""
+    given = [SPECS[name].counters for name in where.shape.names]
+    if given and caller.is_operator and all(Counter.DAYS in c for c in given):
+        return Counter.DAYS
+    if not all(Counter.COUNTS in c for c in given):
         return None
     if caller.is_operator:
-        return "counts" if given & {"client_id", "reseller_id"} else "totals"
+        return Counter.TOTALS if all(Counter.TOTALS in c for c in given) else Counter.COUNTS
     if caller.is_reseller:
-        return "counts"
+        return Counter.COUNTS
     return None  # an account's own addendums (client or payer): few, counted directly
 
 
-async def count(
-    conn: AsyncConnection, q: AddendumQuery, caller: Caller, where: Where
-) -> Counted:
-    kind = counter_kind(q, caller)
-    if kind == "days":
-        return await _count_created(conn, q)
-    if kind == "totals":
+def plan(q: AddendumQuery, caller: Caller, where: Where) -> Count:
+    counter = counter_for(where, caller)
+    if counter is Counter.DAYS:
+        bounds = creation_range(q)
+        return FromDays(None if bounds is None else day_range(*bounds))
+    if counter is Counter.TOTALS:
         products = product_ids(q)
-        return Counted(await repository.sum_totals(
-            conn, statuses=q.status, products=None if products is None else sorted(products)))
-    if kind == "counts":
-        return Counted(await repository.sum_counts(
-            conn, counts_where(q, caller, repository.dialect_of(conn))))
-    return Counted(await repository.count_rows(conn, where))
+        return FromTotals(None if q.status is None else list(q.status),
+                          None if products is None else sorted(products))
+    if counter is Counter.COUNTS:
+        return FromCounts(*counts_where(q, caller, where.shape.dialect))
+    return FromRows(where)
 
 
-async def _count_created(conn: AsyncConnection, q: AddendumQuery) -> Counted:
-    bounds = creation_range(q)
-    if bounds is None:
-        return Counted(0)
-    total, low, high = await repository.count_days(conn, day_range(*bounds))
-    return Counted(total, None if low is None or high is None else (low, high))
+async def count(conn: AsyncConnection, how: Count) -> Counted:
+    if isinstance(how, FromTotals):
+        return Counted(await repository.sum_totals(conn, statuses=how.statuses,
+                                                   products=how.products))
+    if isinstance(how, FromCounts):
+        return Counted(await repository.sum_counts(conn, how.shape, how.params))
+    if isinstance(how, FromDays):
+        if how.days is None:
+            return Counted(0)
+        total, low, high = await repository.count_days(conn, how.days)
+        return Counted(total, None if low is None or high is None else (low, high))
+    return Counted(await repository.count_rows(conn, how.where))

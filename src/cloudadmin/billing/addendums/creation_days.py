@@ -16,8 +16,6 @@ from typing import NamedTuple
 
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 
-CREATION_FILTERS = frozenset({"created_after", "created_before", "created_on"})
-
 _EPOCH = date(1970, 1, 1)
 _US = timedelta(microseconds=1)
 _FIRST = datetime.min.replace(tzinfo=UTC)

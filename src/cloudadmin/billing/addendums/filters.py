@@ -1,4 +1,10 @@
-"""The documented semantics of every filter and ordering field, as SQL (docs/billing.md).
+"""Every filter of the list, declared once, and the SQL of a request's filters and scope.
+
+A :class:`FilterSpec` per query parameter (:data:`FILTERS`) says how its value is bound,
+its WHERE conditions (the semantics of docs/billing.md) and which counter tables can
+count it; every other table of the module is derived from these. The parameters
+themselves (types, bounds, descriptions) are the fields of ``schemas.AddendumQuery`` of
+the same names, checked against :data:`FILTERS` on import.
 
 The active period of an addendum is the half-open range [start, end): it begins at
 ``start`` and ends just before ``end``; a null ``end`` means it never ends (+infinity,
@@ -7,121 +13,141 @@ everywhere: filters, ordering, status_at_active_at).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import date
+from enum import Enum
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    String,
-    and_,
-    any_,
-    bindparam,
-    func,
-    literal_column,
-    or_,
-    select,
-)
+from sqlalchemy import BindParameter, ColumnElement, String, and_, any_, bindparam, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import tenant_clause
 from cloudadmin.billing.addendums.creation_days import utc_day
-from cloudadmin.billing.addendums.schemas import PRODUCT_IDS, AddendumQuery
-from cloudadmin.billing.addendums.tables import COUNTS, A
+from cloudadmin.billing.addendums.schemas import AddendumQuery
+from cloudadmin.billing.addendums.tables import COUNTS, A, C
+from cloudadmin.billing.catalogue import PRODUCT_IDS
 from cloudadmin.kit.caseless import fold
-from cloudadmin.kit.ordering import parse_ordering
 
 
-class Where(NamedTuple):
-    """The scope and filters of a request as a statement shape and its values.
+class Kind(Enum):
+    """How a filter's value is bound to its conditions."""
 
-    ``shape`` says which conditions there are and nothing about their values, so a
-    statement is built once per shape (``clauses``) with named parameters, and every
-    request only supplies ``params``: building and cache-keying a SQLAlchemy statement
-    on every request cost about a seventh of the list's CPU (docs/billing.md).
-    """
-
-    shape: tuple[Any, ...]
-    params: dict[str, Any]
+    INSTANT = "instant"  # one instant, as the parameter of the filter's name
+    DAY = "day"  # one UTC date: its first and last instant
+    NUMBER = "number"  # one number
+    LIST = "list"  # values, any of which matches
+    NULLABLE_LIST = "nullable list"  # numbers and/or null (no value)
+    SEARCH = "search"  # a caseless substring of a folded name (kit/caseless.py)
 
 
-def where(
-    q: AddendumQuery, caller: Caller, dialect: str, *,
-    company_ids: Sequence[int] | None = None, walk: bool = False,
-    id_range: tuple[int, int] | None = None,
-) -> Where:
-    """What ``caller`` may see of the addendums ``q`` filters for.
+class Counter(Enum):
+    """The counter tables kept by triggers (counting.py, docs/billing.md "Counting")."""
 
-    ``company_ids``: the clients whose name matches ``q.company_name`` (repository).
-    ``walk``: see :func:`_scope`.
-    ``id_range``: [low, high] known to hold every match's id (counting.Counted), added
-    as a condition so that a page in id order walks the primary key only there.
-    """
-    shape: list[Any] = [dialect, _scope_kind(caller, walk)]
-    params: dict[str, Any] = {}
-    if not caller.is_operator:
-        params["scope_account"] = caller.account_id
-    for name in _INSTANTS:
-        value = getattr(q, name)
-        if value is not None:
-            shape.append(name)
-            params[name] = value
-    if q.created_on is not None:
-        shape.append("created_on")
-        params["created_on_from"], params["created_on_last"] = utc_day(q.created_on)
-    for name in _LISTS:
-        values = getattr(q, name)
-        if values is not None:
-            shape.append(name)
-            params[name] = list(values)
-    if q.id is not None:
-        shape.append("id")
-        params["id"] = q.id
-    for name in _NULLABLE_LISTS:
-        values = getattr(q, name)
-        if values is not None:
-            numbers = [v for v in values if v is not None]
-            shape.append((name, bool(numbers), len(numbers) < len(values)))
-            params[name] = numbers
-    for name in _SEARCHES:
-        value = getattr(q, name)
-        if value is not None:
-            shape.append(name)
-            params[name] = _escape_like(fold(value))
-    if company_ids is not None:
-        shape.append(("company_name", bool(company_ids)))
-        params["company_client_ids"] = _ids_value(company_ids, dialect)
-    if id_range is not None:
-        shape.append("id_range")
-        params["id_low"], params["id_high"] = id_range
-    return Where(tuple(shape), params)
+    TOTALS = "totals"  # (status, product_id)
+    COUNTS = "counts"  # (client_id, reseller_key, status, product_id)
+    DAYS = "days"  # day of creation
 
 
-def _scope_kind(caller: Caller, walk: bool) -> str:
-    if caller.is_operator:
-        return "operator"
-    if caller.is_reseller:
-        return "reseller-walk" if walk else "reseller"
-    return "account"
+class Scope(Enum):
+    """What the caller may see (docs/access.md), as the statement writes it."""
+
+    OPERATOR = "operator"
+    RESELLER = "reseller"
+    # The reseller's condition written so that no index serves it (``col + 0``), for a
+    # reseller who sees a large share of the table: walking the primary key in id order
+    # then fills a page after a few hundred rows, where the indexes of the OR would
+    # fetch and sort everything the reseller sees.
+    RESELLER_WALK = "reseller walk"
+    ACCOUNT = "account"  # an account's own addendums: as client or as payer
+
+    @classmethod
+    def of(cls, caller: Caller) -> Scope:
+        if caller.is_operator:
+            return cls.OPERATOR
+        return cls.RESELLER if caller.is_reseller else cls.ACCOUNT
 
 
-@lru_cache(maxsize=512)
-def clauses(shape: tuple[Any, ...]) -> tuple[ColumnElement[bool], ...]:
-    """The WHERE conditions of a :class:`Where` shape, with named parameters."""
-    dialect, scope_kind, *filters = shape
-    out = _scope(scope_kind)
-    for part in filters:
-        if isinstance(part, tuple):
-            name, *flags = part
-            out += _VALUED_CLAUSES[name](dialect, *flags)
-        elif part in _LISTS:
-            out.append(in_list(A.id if part == "addendum_id" else getattr(A, part), part,
-                               dialect))
-        else:
-            out += _CLAUSES[part]()
-    return tuple(out)
+@dataclass(frozen=True)
+class Part:
+    """One filter's conditions in a statement: which variant of its SQL, never a value."""
+
+    name: str
+    values: bool = True  # a nullable list holds numbers (it may hold null alone)
+    null: bool = False  # a nullable list also matches rows without a value
+    one: bool = False  # a list of exactly one value: an equality, which an index serves
+
+
+Clause = Callable[[Part, str], list[ColumnElement[bool]]]
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """One query parameter of the list: the one place that declares it."""
+
+    name: str
+    kind: Kind
+    clause: Clause  # its conditions, taking values from parameters named after it
+    counters: frozenset[Counter] = frozenset()  # counter tables that can count it
+    # The index (its columns, then id) whose leading columns are this filter's and its
+    # partners': single values of all of them are an index range in id order.
+    id_ordered_index: str | None = None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Which conditions a statement has, and nothing of their values: a statement is
+    built once per shape (:func:`clauses`) with named parameters, and every request only
+    supplies its values (building and cache-keying a SQLAlchemy statement on every
+    request cost about a seventh of the list's CPU; docs/billing.md)."""
+
+    dialect: str
+    scope: Scope
+    parts: tuple[Part, ...]
+    id_range: bool = False  # id between :id_low and :id_high (counting.Counted.ids)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(part.name for part in self.parts)
+
+
+@dataclass(frozen=True)
+class Where:
+    """The scope and filters of a request: its shape and its values."""
+
+    shape: Shape
+    params: Mapping[str, Any] = field(hash=False)
+
+    def rewritten(self, *, scope: Scope | None = None,
+                 id_range: tuple[int, int] | None = None) -> Where:
+        """The same rows written another way: the reseller scope for a walk, or with
+        bounds known to hold every match's id, so that an id-order page walks the
+        primary key only there."""
+        shape, params = self.shape, dict(self.params)
+        if scope is not None:
+            shape = replace(shape, scope=scope)
+        if id_range is not None:
+            shape = replace(shape, id_range=True)
+            params["id_low"], params["id_high"] = id_range
+        return Where(shape, params)
+
+
+# --- the filters ---
+
+
+def _p(name: str) -> BindParameter[Any]:
+    return bindparam(name)
+
+
+def _end_open() -> ColumnElement[bool]:
+    return A.active_end.is_(None)
+
+
+def _fixed(*build: Callable[[], ColumnElement[bool]]) -> Clause:
+    """Conditions that are the same for every value (the value is a parameter)."""
+    return lambda part, dialect: [b() for b in build]
 
 
 def in_list(column: Any, name: str, dialect: str) -> ColumnElement[bool]:
@@ -135,112 +161,26 @@ def in_list(column: Any, name: str, dialect: str) -> ColumnElement[bool]:
     """
     if dialect == "postgresql":
         item = String() if isinstance(column.type, String) else column.type
-        return column == any_(bindparam(name, type_=ARRAY(item)))
-    return column.in_(bindparam(name, expanding=True))
+        result: ColumnElement[bool] = column == any_(bindparam(name, type_=ARRAY(item)))
+        return result
+    expanding: ColumnElement[bool] = column.in_(bindparam(name, expanding=True))
+    return expanding
 
 
-def _scope(kind: str) -> list[ColumnElement[bool]]:
-    """What the caller may see (docs/access.md).
-
-    ``reseller-walk``: the reseller's condition written so that no index can serve it
-    (``col + 0``), for a reseller who sees a large share of the table: walking the
-    primary key in id order then fills a page after a few hundred rows, where the
-    indexes of the OR would fetch and sort everything the reseller sees.
-    """
-    if kind == "operator":
-        return []
-    account: Any = bindparam("scope_account")
-    if kind == "reseller-walk":
-        return [tenant_clause(account, [A.reseller_id + 0], clients=A.client_id + 0)]
-    if kind == "reseller":
-        # Rows of the reseller or of one of its clients.
-        return [tenant_clause(account, [A.reseller_id], clients=A.client_id)]
-    # An account's own addendums: as client or as payer.
-    return [tenant_clause(account, [A.client_id, A.payer_id])]
-
-
-def _p(name: str) -> Any:
-    return bindparam(name)
-
-
-def _end_open() -> ColumnElement[bool]:
-    return A.active_end.is_(None)
-
-
-# Conditions per filter, as documented in docs/billing.md; each takes its value from the
-# parameter of the filter's own name.
-_CLAUSES: dict[str, Callable[[], list[ColumnElement[bool]]]] = {
-    # start <= t < end
-    "active_at": lambda: [A.active_start <= _p("active_at"),
-                          or_(_end_open(), A.active_end > _p("active_at"))],
-    "not_active_at": lambda: [or_(A.active_start > _p("not_active_at"),
-                                  and_(A.active_end.is_not(None),
-                                       A.active_end <= _p("not_active_at")))],
-    # active at some instant later than t (and the period is not empty)
-    "active_after": lambda: [or_(_end_open(), and_(A.active_end > _p("active_after"),
-                                                   A.active_end > A.active_start))],
-    # active at some instant earlier than t
-    "active_before": lambda: [A.active_start < _p("active_before"),
-                              or_(_end_open(), A.active_end > A.active_start)],
-    "active_start_from": lambda: [A.active_start >= _p("active_start_from")],
-    "active_start_to": lambda: [A.active_start <= _p("active_start_to")],
-    # an open end is later than any instant
-    "active_end_from": lambda: [or_(_end_open(), A.active_end >= _p("active_end_from"))],
-    "active_end_to": lambda: [and_(A.active_end.is_not(None),
-                                   A.active_end <= _p("active_end_to"))],
-    "created_after": lambda: [A.created_at > _p("created_after")],
-    "created_before": lambda: [A.created_at < _p("created_before")],
-    "created_on": lambda: [A.created_at >= _p("created_on_from"),
-                           A.created_at <= _p("created_on_last")],
-    "id": lambda: [A.id == _p("id")],
-    "id_range": lambda: [A.id >= _p("id_low"), A.id <= _p("id_high")],
-    "plan_name": lambda: [A.plan_name_folded.contains(_p("plan_name"), escape=_LIKE_ESCAPE)],
-    "product_name": lambda: [A.product_name_folded.contains(_p("product_name"),
-                                                            escape=_LIKE_ESCAPE)],
-}
-_INSTANTS = ("active_at", "not_active_at", "active_after", "active_before",
-             "active_start_from", "active_start_to", "active_end_from", "active_end_to",
-             "created_after", "created_before")
-_LISTS = ("addendum_id", "client_id", "provider_id", "plan_id", "product_id", "currency_id",
-          "currency_char_code", "product_internal_name", "status")
-_NULLABLE_LISTS = ("payer_id", "reseller_id")
-_SEARCHES = ("plan_name", "product_name")
-
-
-def _nullable_in(name: str) -> Callable[[str, bool, bool], list[ColumnElement[bool]]]:
-    def build(dialect: str, numbers: bool, null: bool) -> list[ColumnElement[bool]]:
-        column = getattr(A, name)
-        parts: list[ColumnElement[bool]] = []
-        if numbers:
-            parts.append(in_list(column, name, dialect))
-        if null:
-            parts.append(column.is_(None))
-        return [or_(*parts)]
+def _listed(column: Any) -> Clause:
+    """One of the values; a single value as an equality, which an index on (column, id)
+    serves in id order (an array's ``= ANY`` is not served in order on PostgreSQL)."""
+    def build(part: Part, dialect: str) -> list[ColumnElement[bool]]:
+        conditions: list[ColumnElement[bool]] = []
+        if part.values:
+            equal: ColumnElement[bool] = column == _p(part.name)
+            conditions.append(equal if part.one else in_list(column, part.name, dialect))
+        if part.null:
+            conditions.append(column.is_(None))
+        return [or_(*conditions)] if len(conditions) > 1 else conditions
 
     return build
 
-
-def _company(dialect: str, any_ids: bool) -> list[ColumnElement[bool]]:
-    """``client_id IN ids`` as one bound value whatever the number of ids."""
-    if not any_ids:
-        return [A.client_id.in_([])]
-    if dialect == "postgresql":
-        return [in_list(A.client_id, "company_client_ids", dialect)]
-    # SQLite: one JSON text rather than an IN list of thousands of parameters.
-    each = func.json_each(bindparam("company_client_ids"))
-    return [A.client_id.in_(select(literal_column("value")).select_from(each)
-                            .scalar_subquery())]
-
-
-def _ids_value(ids: Sequence[int], dialect: str) -> Any:
-    return list(ids) if dialect == "postgresql" else json.dumps(list(ids))
-
-
-_VALUED_CLAUSES: dict[str, Callable[..., list[ColumnElement[bool]]]] = {
-    "payer_id": _nullable_in("payer_id"),
-    "reseller_id": _nullable_in("reseller_id"),
-    "company_name": _company,
-}
 
 # LIKE with the value's own % and _ matched literally (as ``contains(autoescape=True)``).
 _LIKE_ESCAPE = "/"
@@ -248,6 +188,149 @@ _LIKE_ESCAPE = "/"
 
 def _escape_like(text: str) -> str:
     return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
+
+
+def _contains(folded: Any) -> Clause:
+    """The folded copy of a name contains the folded value (docs/billing.md, "Names")."""
+    return lambda part, dialect: [folded.contains(_p(part.name), escape=_LIKE_ESCAPE)]
+
+
+def _named_clients(client_id: Any) -> ColumnElement[bool]:
+    """``client_id`` is a client whose current company name contains the value: matched
+    in the clients table (kept folded there, and indexed by trigrams on PostgreSQL:
+    migration 0018), so that a rename shows at once."""
+    named = select(C.id).where(C.company_name_folded.contains(_p("company_name"),
+                                                              escape=_LIKE_ESCAPE))
+    condition: ColumnElement[bool] = client_id.in_(named.scalar_subquery())
+    return condition
+
+
+def _company(part: Part, dialect: str) -> list[ColumnElement[bool]]:
+    return [_named_clients(A.client_id)]
+
+
+_COUNTED = frozenset({Counter.TOTALS, Counter.COUNTS})
+
+FILTERS: tuple[FilterSpec, ...] = (
+    # start <= t < end
+    FilterSpec("active_at", Kind.INSTANT, _fixed(
+        lambda: A.active_start <= _p("active_at"),
+        lambda: or_(_end_open(), A.active_end > _p("active_at")))),
+    FilterSpec("not_active_at", Kind.INSTANT, _fixed(
+        lambda: or_(A.active_start > _p("not_active_at"),
+                    and_(A.active_end.is_not(None), A.active_end <= _p("not_active_at"))))),
+    # active at some instant later than t (and the period is not empty)
+    FilterSpec("active_after", Kind.INSTANT, _fixed(
+        lambda: or_(_end_open(), and_(A.active_end > _p("active_after"),
+                                      A.active_end > A.active_start)))),
+    # active at some instant earlier than t
+    FilterSpec("active_before", Kind.INSTANT, _fixed(
+        lambda: A.active_start < _p("active_before"),
+        lambda: or_(_end_open(), A.active_end > A.active_start))),
+    FilterSpec("active_start_from", Kind.INSTANT, _fixed(
+        lambda: A.active_start >= _p("active_start_from"))),
+    FilterSpec("active_start_to", Kind.INSTANT, _fixed(
+        lambda: A.active_start <= _p("active_start_to"))),
+    # an open end is later than any instant
+    FilterSpec("active_end_from", Kind.INSTANT, _fixed(
+        lambda: or_(_end_open(), A.active_end >= _p("active_end_from")))),
+    FilterSpec("active_end_to", Kind.INSTANT, _fixed(
+        lambda: and_(A.active_end.is_not(None), A.active_end <= _p("active_end_to")))),
+    FilterSpec("created_after", Kind.INSTANT, _fixed(
+        lambda: A.created_at > _p("created_after")), frozenset({Counter.DAYS})),
+    FilterSpec("created_before", Kind.INSTANT, _fixed(
+        lambda: A.created_at < _p("created_before")), frozenset({Counter.DAYS})),
+    FilterSpec("created_on", Kind.DAY, _fixed(
+        lambda: A.created_at >= _p("created_on_from"),
+        lambda: A.created_at <= _p("created_on_last")), frozenset({Counter.DAYS})),
+    FilterSpec("addendum_id", Kind.LIST, _listed(A.id)),
+    FilterSpec("id", Kind.NUMBER, _fixed(lambda: A.id == _p("id"))),
+    FilterSpec("client_id", Kind.LIST, _listed(A.client_id), frozenset({Counter.COUNTS}),
+               "ix_addendums_client_id_id"),
+    FilterSpec("payer_id", Kind.NULLABLE_LIST, _listed(A.payer_id)),
+    FilterSpec("provider_id", Kind.LIST, _listed(A.provider_id)),
+    FilterSpec("reseller_id", Kind.NULLABLE_LIST, _listed(A.reseller_id),
+               frozenset({Counter.COUNTS})),
+    FilterSpec("plan_id", Kind.LIST, _listed(A.plan_id)),
+    FilterSpec("product_id", Kind.LIST, _listed(A.product_id), _COUNTED,
+               "ix_addendums_product_id_status_id"),
+    FilterSpec("currency_id", Kind.LIST, _listed(A.currency_id)),
+    FilterSpec("currency_char_code", Kind.LIST, _listed(A.currency_char_code)),
+    # A function of product_id: the importer enforces the catalogue's pairing, so the
+    # counters, which know product ids only, can answer it.
+    FilterSpec("product_internal_name", Kind.LIST, _listed(A.product_internal_name),
+               _COUNTED),
+    # Counted from addendum_counts, whose key starts with the client: a typical client
+    # has a few hundred addendums and about a hundred counter rows.
+    FilterSpec("company_name", Kind.SEARCH, _company, frozenset({Counter.COUNTS})),
+    FilterSpec("plan_name", Kind.SEARCH, _contains(A.plan_name_folded)),
+    FilterSpec("product_name", Kind.SEARCH, _contains(A.product_name_folded)),
+    FilterSpec("status", Kind.LIST, _listed(A.status), _COUNTED,
+               "ix_addendums_product_id_status_id"),
+)
+SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
+
+# The query's other fields say how to page, not what to match.
+PAGING = frozenset({"limit", "offset", "ordering"})
+if set(SPECS) != set(AddendumQuery.model_fields) - PAGING:
+    raise RuntimeError("filters.FILTERS and schemas.AddendumQuery name different filters")
+# The filters of each id-ordered index, together.
+ID_ORDERED: frozenset[frozenset[str]] = frozenset(
+    frozenset(s.name for s in FILTERS if s.id_ordered_index == spec.id_ordered_index)
+    for spec in FILTERS if spec.id_ordered_index is not None
+)
+
+
+def _bind(spec: FilterSpec, value: Any, params: dict[str, Any]) -> Part:
+    """Puts ``value`` into ``params`` as ``spec``'s conditions read it; its part."""
+    name = spec.name
+    if spec.kind is Kind.DAY:
+        assert isinstance(value, date)
+        params["created_on_from"], params["created_on_last"] = utc_day(value)
+        return Part(name)
+    if spec.kind is Kind.SEARCH:
+        params[name] = _escape_like(fold(value))
+        return Part(name)
+    if spec.kind in (Kind.LIST, Kind.NULLABLE_LIST):
+        numbers = [v for v in value if v is not None]
+        one = len(numbers) == 1
+        params[name] = numbers[0] if one else numbers
+        return Part(name, values=bool(numbers), null=len(numbers) < len(value), one=one)
+    params[name] = value  # INSTANT, NUMBER
+    return Part(name)
+
+
+def where(q: AddendumQuery, caller: Caller, dialect: str) -> Where:
+    """What ``caller`` may see of the addendums ``q`` filters for."""
+    params: dict[str, Any] = {}
+    if not caller.is_operator:
+        params["scope_account"] = caller.account_id
+    parts = tuple(_bind(spec, value, params) for spec in FILTERS
+                  if (value := getattr(q, spec.name)) is not None)
+    return Where(Shape(dialect, Scope.of(caller), parts), params)
+
+
+@lru_cache(maxsize=512)
+def clauses(shape: Shape) -> tuple[ColumnElement[bool], ...]:
+    """The WHERE conditions of a shape, with named parameters."""
+    out = _scope(shape.scope)
+    for part in shape.parts:
+        out += SPECS[part.name].clause(part, shape.dialect)
+    if shape.id_range:
+        out += [A.id >= _p("id_low"), A.id <= _p("id_high")]
+    return tuple(out)
+
+
+def _scope(scope: Scope) -> list[ColumnElement[bool]]:
+    if scope is Scope.OPERATOR:
+        return []
+    account = _p("scope_account")
+    if scope is Scope.RESELLER_WALK:
+        return [tenant_clause(account, [A.reseller_id + 0], clients=A.client_id + 0)]
+    if scope is Scope.RESELLER:
+        # Rows of the reseller or of one of its clients.
+        return [tenant_clause(account, [A.reseller_id], clients=A.client_id)]
+    return [tenant_clause(account, [A.client_id, A.payer_id])]
 
 
 def product_ids(q: AddendumQuery) -> set[int] | None:
@@ -264,130 +347,57 @@ def product_ids(q: AddendumQuery) -> set[int] | None:
 # --- the same filters over the counter rows (counting.py) ---
 
 
-def counts_where(q: AddendumQuery, caller: Caller, dialect: str) -> Where:
+@dataclass(frozen=True)
+class CountsShape:
+    """Which conditions a sum over ``addendum_counts`` has."""
+
+    dialect: str
+    reseller_scope: bool
+    status: bool
+    product: bool
+    client: bool
+    reseller: bool
+    company: bool
+
+
+def counts_where(q: AddendumQuery, caller: Caller, dialect: str
+                 ) -> tuple[CountsShape, dict[str, Any]]:
     """``addendum_counts`` rows of what ``caller`` may see and ``q`` filters for (only
-    for the filters counting.COUNTER_FILTERS lists)."""
-    shape: list[str] = [dialect]
+    for filters whose spec names Counter.COUNTS)."""
     params: dict[str, Any] = {}
     if caller.is_reseller:
-        shape.append("reseller")
         params["scope_account"] = caller.account_id
     if q.status is not None:
-        shape.append("status")
         params["status"] = list(q.status)
     products = product_ids(q)
     if products is not None:
-        shape.append("product_id")
         params["product_id"] = sorted(products)
     if q.client_id is not None:
-        shape.append("client_id")
         params["client_id"] = list(q.client_id)
     if q.reseller_id is not None:
-        shape.append("reseller_id")
         params["reseller_key"] = [-1 if v is None else v for v in q.reseller_id]
-    return Where(tuple(shape), params)
+    if q.company_name is not None:
+        params["company_name"] = _escape_like(fold(q.company_name))
+    shape = CountsShape(dialect, caller.is_reseller, q.status is not None,
+                        products is not None, q.client_id is not None,
+                        q.reseller_id is not None, q.company_name is not None)
+    return shape, params
 
 
 @lru_cache(maxsize=64)
-def counts_clauses(shape: tuple[str, ...]) -> tuple[ColumnElement[bool], ...]:
-    c = COUNTS
-    dialect, *parts = shape
+def counts_clauses(shape: CountsShape) -> tuple[ColumnElement[bool], ...]:
+    c, dialect = COUNTS, shape.dialect
     out: list[ColumnElement[bool]] = []
-    for part in parts:
-        if part == "reseller":
-            out.append(tenant_clause(
-                bindparam("scope_account"), [c.reseller_key], clients=c.client_id
-            ))
-        elif part == "reseller_id":
-            out.append(in_list(c.reseller_key, "reseller_key", dialect))
-        else:
-            out.append(in_list(getattr(c, part), part, dialect))
+    if shape.reseller_scope:
+        out.append(tenant_clause(_p("scope_account"), [c.reseller_key], clients=c.client_id))
+    if shape.status:
+        out.append(in_list(c.status, "status", dialect))
+    if shape.product:
+        out.append(in_list(c.product_id, "product_id", dialect))
+    if shape.client:
+        out.append(in_list(c.client_id, "client_id", dialect))
+    if shape.reseller:
+        out.append(in_list(c.reseller_key, "reseller_key", dialect))
+    if shape.company:
+        out.append(_named_clients(c.client_id))
     return tuple(out)
-
-
-# --- ordering ---
-
-
-class _Key:
-    """One ordering field: its columns, with nulls placed as +infinity."""
-
-    def __init__(self, *columns: Any, text: bool = False, nullable: bool = False) -> None:
-        self.columns = columns
-        self.text = text
-        self.nullable = nullable
-
-    def clauses(self, descending: bool, dialect: str) -> list[Any]:
-        out = []
-        for column in self.columns:
-            # Code point order on both databases (SQLite's BINARY is already that).
-            col = column.collate("C") if self.text and dialect == "postgresql" else column
-            clause = col.desc() if descending else col.asc()
-            if self.nullable:  # end null = never ends: last ascending, first descending
-                clause = clause.nulls_first() if descending else clause.nulls_last()
-            out.append(clause)
-        return out
-
-
-ORDER_KEYS: dict[str, _Key] = {
-    "created_at": _Key(A.created_at),
-    "active_range_start": _Key(A.active_start),
-    "active_range_end": _Key(A.active_end, nullable=True),
-    "id": _Key(A.id),
-    "client_id": _Key(A.client_id),
-    # Names sort caselessly (folded), ties by the name itself, both by code point.
-    "plan_name": _Key(A.plan_name_folded, A.plan_name, text=True),
-    "plan_id": _Key(A.plan_id),
-    "product_name": _Key(A.product_name_folded, A.product_name, text=True),
-    "product_id": _Key(A.product_id),
-}
-
-
-class _Direction:
-    def __init__(self, key: _Key, dialect: str) -> None:
-        self.key = key
-        self.dialect = dialect
-
-    def asc(self) -> list[Any]:
-        return self.key.clauses(False, self.dialect)
-
-    def desc(self) -> list[Any]:
-        return self.key.clauses(True, self.dialect)
-
-
-def order_by(values: Sequence[str] | None, dialect: str) -> tuple[Any, ...]:
-    """ORDER BY clauses for ``ordering`` (comma-separated and/or repeated), then id.
-
-    The same tuple for the same ordering, so that it can key a statement (repository).
-    """
-    return _order_by(tuple(values) if values is not None else None, dialect)
-
-
-@lru_cache(maxsize=256)
-def _order_by(values: tuple[str, ...] | None, dialect: str) -> tuple[Any, ...]:
-    # Clauses are immutable: built once per distinct ordering (most requests use the
-    # default) instead of on every request. An unknown field raises, and is not cached.
-    allowed = {name: _Direction(key, dialect) for name, key in ORDER_KEYS.items()}
-    nested = parse_ordering(values, allowed, tiebreak=allowed["id"])
-    return tuple(clause for group in nested for clause in group)
-
-
-def id_first(values: Sequence[str] | None) -> bool | None:
-    """None unless the order is by id first; else whether it is descending."""
-    for raw in values or []:
-        for part in raw.split(","):
-            name = part.strip()
-            if name:
-                return name == "-id" if name.lstrip("-") == "id" else None
-    return False
-
-
-def by_id_expression(descending: bool) -> tuple[Any, ...]:
-    """Id order that no index provides (``id + 0``): the database serves the filters
-    from their own indexes and sorts what they match, instead of walking the primary
-    key in id order hoping to meet matches early (which misses badly when the matches
-    cluster in id, as a creation range does)."""
-    return _BY_ID_PLUS_0[descending]
-
-
-_ID_PLUS_0 = A.id + 0
-_BY_ID_PLUS_0 = {False: (_ID_PLUS_0.asc(),), True: (_ID_PLUS_0.desc(),)}

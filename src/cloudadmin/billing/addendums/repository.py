@@ -1,4 +1,4 @@
-"""Queries of the addendum list: the page, its count, and the clients matched by name."""
+"""Queries of the addendum list: the page and its count."""
 
 from __future__ import annotations
 
@@ -11,10 +11,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.util import ClauseAdapter
 
 from cloudadmin.billing.addendums.creation_days import DayRange
-from cloudadmin.billing.addendums.filters import Where, clauses, counts_clauses, in_list
+from cloudadmin.billing.addendums.filters import (
+    CountsShape,
+    Shape,
+    Where,
+    clauses,
+    counts_clauses,
+    in_list,
+)
+from cloudadmin.billing.addendums.ordering import Order
 from cloudadmin.billing.addendums.tables import COUNTS, DAYS, TOTALS, A, C, addendums, clients
 from cloudadmin.db import driver
-from cloudadmin.kit.caseless import fold
 
 # Order matters: service._out unpacks the row (with company_name last).
 PAGE_COLUMNS = (
@@ -28,25 +35,11 @@ def dialect_of(conn: AsyncConnection) -> str:
     return conn.dialect.name
 
 
-_CLIENT_NAMES = driver.Static(select(C.id, C.company_name))
-
-
-async def client_ids_named(conn: AsyncConnection, text: str) -> list[int]:
-    """Ids of the clients whose company name contains ``text``, ignoring case.
-
-    Folded in Python so that the match is the same on both databases; the clients
-    table is small next to the addendums (10,000 accounts: a few milliseconds).
-    """
-    needle = fold(text)
-    rows = await driver.fetch(conn, _CLIENT_NAMES)
-    return [cid for cid, name in rows if needle in fold(name or "")]
-
-
 # Statements are built once per shape of the request (filters.Where) and ordering, and
 # run on the driver connection (db/driver.py): the list's statements read columns, never
 # ORM entities. Bounded: shapes are combinations of 29 filters.
 @lru_cache(maxsize=512)
-def _page_statement(shape: tuple[Any, ...], order: tuple[Any, ...]) -> driver.Static:
+def _page_statement(shape: Shape, order: Order) -> driver.Static:
     """The page as a deferred join: the ids of the page first, from the filters and the
     order alone (often from an index only), then their rows and client names.
 
@@ -74,16 +67,16 @@ def _page_statement(shape: tuple[Any, ...], order: tuple[Any, ...]) -> driver.St
 
 
 async def page(
-    conn: AsyncConnection, where: Where, order: tuple[Any, ...], *, limit: int, offset: int
+    conn: AsyncConnection, where: Where, order: Order, *, limit: int, offset: int
 ) -> Sequence[Any]:
-    """``order`` is a tuple from filters.order_by or filters.by_id_expression (the same
+    """``order`` is a tuple from ordering.order_by or ordering.by_id_expression (the same
     object for the same order, so that it can key the statement)."""
     params = {**where.params, "page_limit": limit, "page_offset": offset}
     return await driver.fetch(conn, _page_statement(where.shape, order), params)
 
 
 @lru_cache(maxsize=512)
-def _count_statement(shape: tuple[Any, ...]) -> driver.Static:
+def _count_statement(shape: Shape) -> driver.Static:
     return driver.Static(select(func.count()).select_from(addendums).where(*clauses(shape)))
 
 
@@ -118,14 +111,14 @@ async def table_rows(conn: AsyncConnection) -> int:
 
 
 @lru_cache(maxsize=64)
-def _counts_statement(shape: tuple[str, ...]) -> driver.Static:
+def _counts_statement(shape: CountsShape) -> driver.Static:
     return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0))
                          .where(*counts_clauses(shape)))
 
 
-async def sum_counts(conn: AsyncConnection, where: Where) -> int:
-    """Addendums counted by ``addendum_counts`` rows (counting.counts_where)."""
-    return int(await driver.scalar(conn, _counts_statement(where.shape), where.params))
+async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]) -> int:
+    """Addendums counted by ``addendum_counts`` rows (filters.counts_where)."""
+    return int(await driver.scalar(conn, _counts_statement(shape), params))
 
 
 def _days_statement() -> driver.Static:

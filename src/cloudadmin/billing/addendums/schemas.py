@@ -79,21 +79,25 @@ def _date(raw: Any) -> Any:
     return parse_date(raw) if isinstance(raw, str) else raw
 
 
-def _int_list(low: int, high: int, description: str) -> Any:
-    return Annotated[
-        list[Annotated[int, Field(ge=low, le=high)]] | None,
-        _integers(low, high, nullable=False),
-        Field(description=f"{description} Repeatable; {low} to {high}."),
-    ]
+def _repeatable(description: str, bounds: tuple[int, int], nullable: bool = False) -> str:
+    low, high = bounds
+    null = f", or `{NULL}` for addendums without one" if nullable else ""
+    return f"{description} Repeatable; {low} to {high}{null}."
 
 
-def _nullable_int_list(low: int, high: int, description: str) -> Any:
-    return Annotated[
-        list[Annotated[int, Field(ge=low, le=high)] | None] | None,
-        _integers(low, high, nullable=True),
-        Field(description=f"{description} Repeatable; {low} to {high}, or `{NULL}` for "
-                          f"addendums without one."),
-    ]
+# Repeatable whole numbers within a column's range; each field adds its description.
+Int32List = Annotated[
+    list[Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]] | None,
+    _integers(INT32_MIN, INT32_MAX, nullable=False),
+]
+NullableInt64List = Annotated[
+    list[Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)] | None] | None,
+    _integers(INT64_MIN, INT64_MAX, nullable=True),
+]
+NullableResellerList = Annotated[
+    list[Annotated[int, Field(ge=0, le=INT32_MAX)] | None] | None,
+    _integers(0, INT32_MAX, nullable=True),
+]
 
 
 _ACTIVE = "Active period [start, end), end null = never ends."
@@ -128,13 +132,15 @@ class AddendumQuery(BaseModel):
         Field(description="Addendum ids (decimal). Repeatable."),
     ] = None
     id: Annotated[int | None, Field(ge=1, le=INT64[1], description="One addendum id.")] = None
-    client_id: _int_list(*INT32, "Client ids.") = None  # type: ignore[valid-type]
-    payer_id: _nullable_int_list(*INT64, "Payer ids.") = None  # type: ignore[valid-type]
-    provider_id: _int_list(*INT32, "Provider ids.") = None  # type: ignore[valid-type]
-    reseller_id: _nullable_int_list(0, INT32[1], "Reseller ids.") = None  # type: ignore[valid-type]
-    plan_id: _int_list(*INT32, "Plan ids.") = None  # type: ignore[valid-type]
-    product_id: _int_list(*INT32, "Product ids.") = None  # type: ignore[valid-type]
-    currency_id: _int_list(*INT32, "Currency ids: 1 US Dollar, 2 Euro.") = None  # type: ignore[valid-type]  # noqa: E501
+    client_id: Int32List = Field(None, description=_repeatable("Client ids.", INT32))
+    payer_id: NullableInt64List = Field(None, description=_repeatable("Payer ids.", INT64, True))  # noqa: E501
+    provider_id: Int32List = Field(None, description=_repeatable("Provider ids.", INT32))
+    reseller_id: NullableResellerList = Field(
+        None, description=_repeatable("Reseller ids.", (0, INT32_MAX), True))
+    plan_id: Int32List = Field(None, description=_repeatable("Plan ids.", INT32))
+    product_id: Int32List = Field(None, description=_repeatable("Product ids.", INT32))
+    currency_id: Int32List = Field(
+        None, description=_repeatable("Currency ids: 1 US Dollar, 2 Euro.", INT32))
     currency_char_code: Annotated[
         list[Literal["EUR", "USD"]] | None, _choices(CURRENCY_CODES),
         Field(description="Currency codes. Repeatable."),

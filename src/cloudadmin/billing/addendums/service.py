@@ -1,16 +1,20 @@
-"""Addendum listing , scoped per docs/access.md."""
+"""The addendum list, scoped per docs/access.md, in one pass per request: the query
+(parsed by schemas) is planned once (filters, how to count, the order), counted, its
+page read the way the count says is cheap, and shaped for the wire."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import counting, filters, repository
+from cloudadmin.billing.addendums import counting, filters, ordering, repository
+from cloudadmin.billing.addendums.ordering import Order
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.errors import NotFound
 from cloudadmin.kit.pagination import page_links
@@ -54,10 +58,30 @@ SORT_AT_MOST = 20_000  # matches: read them through the filters' indexes and sor
 WALK_AT_MOST = 20_000  # rows walked in id order to fill the page
 
 
-class _Plan(NamedTuple):
-    order: tuple[Any, ...]
-    walk: bool = False  # the reseller's scope written for a walk in id order
-    id_range: tuple[int, int] | None = None  # walk the primary key between these ids
+@dataclass(frozen=True)
+class Plan:
+    """How a request is answered: its filters, how it is counted, its order."""
+
+    where: filters.Where
+    count: counting.Count
+    order: Order
+    # None unless the order is id first; then whether it is descending.
+    id_descending: bool | None
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """The page's statement: the plan's filters, perhaps written another way, and order."""
+
+    where: filters.Where
+    order: Order
+
+
+def plan(q: AddendumQuery, caller: Caller, dialect: str) -> Plan:
+    """Everything that can be decided before the database is asked."""
+    order = ordering.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
+    where = filters.where(q, caller, dialect)
+    return Plan(where, counting.plan(q, caller, where), order, ordering.id_first(q.ordering))
 
 
 def _walked(q: AddendumQuery, total: int, span: int) -> float:
@@ -66,48 +90,51 @@ def _walked(q: AddendumQuery, total: int, span: int) -> float:
     return (q.offset + q.limit) * span / total
 
 
-async def _plan(
-    conn: AsyncConnection, caller: Caller, q: AddendumQuery, counted: counting.Counted,
-    order: tuple[Any, ...],
-) -> _Plan:
-    descending = filters.id_first(q.ordering)
-    if descending is None:
-        return _Plan(order)
+def _index_ordered(where: filters.Where) -> bool:
+    """Whether one index gives exactly the matches in id order: its filters' equalities
+    and nothing else (an index range, read as far as the page needs)."""
+    shape = where.shape
+    if shape.scope is not filters.Scope.OPERATOR or not all(p.one for p in shape.parts):
+        return False
+    return shape.names in filters.ID_ORDERED
+
+
+async def _page_read(
+    conn: AsyncConnection, caller: Caller, q: AddendumQuery, plan: Plan, counted: counting.Counted
+) -> PageRead:
+    """How to read the page, once the count is known (docs/billing.md, "Reading a
+    page"): only the default (id-first) order has a choice."""
+    where, order, descending = plan.where, plan.order, plan.id_descending
+    if descending is None or _index_ordered(where):
+        return PageRead(where, order)
     total = counted.total
     if counted.ids is not None:
         low, high = counted.ids
         if _walked(q, total, high - low + 1) <= WALK_AT_MOST:
-            return _Plan(order, id_range=counted.ids)
+            return PageRead(where.rewritten(id_range=counted.ids), order)
     if total <= SORT_AT_MOST:
-        return _Plan(filters.by_id_expression(descending))
+        return PageRead(where, ordering.by_id_expression(descending))
     if caller.is_reseller:
         rows = await repository.table_rows(conn)
         if _walked(q, total, rows) <= WALK_AT_MOST:
-            return _Plan(order, walk=True)
-    return _Plan(order)
+            return PageRead(where.rewritten(scope=filters.Scope.RESELLER_WALK), order)
+    return PageRead(where, order)
 
 
 async def list_addendums(
     conn: AsyncConnection, caller: Caller, q: AddendumQuery, *, url: URL
 ) -> dict[str, Any]:
-    """The page as schemas.AddendumPage has it, in plain dicts (see _out)."""
-    dialect = repository.dialect_of(conn)
-    order = filters.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
-    company_ids = None
-    if q.company_name is not None:
-        company_ids = await repository.client_ids_named(conn, q.company_name)
-    where = filters.where(q, caller, dialect, company_ids=company_ids)
-    counted = await counting.count(conn, q, caller, where)
-    total = counted.total
+    """The page as schemas.AddendumPage has it, in plain dicts (see _out): planned,
+    counted, read, shaped."""
+    how = plan(q, caller, repository.dialect_of(conn))
+    counted = await counting.count(conn, how.count)
     rows: Sequence[Any] = []
-    if q.offset < total:
-        plan = await _plan(conn, caller, q, counted, order)
-        if plan.walk or plan.id_range is not None:
-            where = filters.where(q, caller, dialect, company_ids=company_ids,
-                                  walk=plan.walk, id_range=plan.id_range)
-        rows = await repository.page(conn, where, plan.order, limit=q.limit, offset=q.offset)
-    nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
-    return {"count": total, "next": nxt, "previous": prev,
+    if q.offset < counted.total:
+        read = await _page_read(conn, caller, q, how, counted)
+        rows = await repository.page(conn, read.where, read.order, limit=q.limit,
+                                     offset=q.offset)
+    nxt, prev = page_links(url, count=counted.total, limit=q.limit, offset=q.offset)
+    return {"count": counted.total, "next": nxt, "previous": prev,
             "results": [_out(r, q.active_at) for r in rows]}
 
 
@@ -117,7 +144,7 @@ async def get_addendum(conn: AsyncConnection, caller: Caller, addendum_id: int) 
     q = AddendumQuery(id=addendum_id)
     dialect = repository.dialect_of(conn)
     where = filters.where(q, caller, dialect)
-    rows = await repository.page(conn, where, filters.order_by(None, dialect), limit=1, offset=0)
+    rows = await repository.page(conn, where, ordering.order_by(None, dialect), limit=1, offset=0)
     if not rows:
         raise NotFound("Addendum not found.")
     return _out(rows[0], None)
