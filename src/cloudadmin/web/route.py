@@ -8,6 +8,7 @@ method's: GET and HEAD read, every other method writes (``transaction_mode``).""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -94,7 +95,21 @@ def _is_dead_connection(exc: BaseException) -> bool:
     return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
+def describe(doc: str) -> str:
+    """An operation's description from its handler's docstring: FastAPI's, with the
+    wrapped lines of each paragraph joined, for the document's text has no line breaks
+    of the source's."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(paragraph.replace("\n", " ") for paragraph in paragraphs)
+
+
 class ApiRoute(APIRoute):
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        # An operation is described by its handler's docstring (as FastAPI does).
+        if options.get("description") is None and endpoint.__doc__:
+            options["description"] = describe(endpoint.__doc__)
+        super().__init__(path, endpoint, **options)
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
         body_kind = _body_kind(self)

@@ -33,13 +33,13 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
     name="subscribe_amqp",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
-    description="Creates the caller's account's subscription (one per account). "
-    "Administrators of the account; operators (for their own account).",
     responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
 )
 async def subscribe_amqp(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
+    """Creates the caller's account's subscription (one per account). Administrators of the
+    account; operators (for their own account)."""
     await service.subscribe(session, actor, secret_box(request), outbound(request), body)
     return Response(status_code=204)
 
@@ -50,17 +50,17 @@ async def subscribe_amqp(
     response_class=Response,
     name="subscribe_amqp_test",
     summary="Send a test message to an AMQP broker",
-    description="Publishes one persistent test message (`{\"test\": true, ...}`) with the "
-    "given connection string, exchange and routing key, and waits for the broker's "
-    "confirmation. 400 naming `connection_string` when the broker's address is not "
-    "allowed (loopback, private, link-local, CGNAT, metadata...; nothing is tried) or "
-    "the message cannot be delivered: one generic reason per kind of failure (could not "
-    "connect, authentication, TLS, virtual host, exchange), never the broker's words. "
-    "Nothing is stored. Administrators; operators.",
 )
 async def subscribe_amqp_test(
     body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
 ) -> Response:
+    """Publishes one persistent test message (`{"test": true, ...}`) with the given
+    connection string, exchange and routing key, and waits for the broker's confirmation.
+    400 naming `connection_string` when the broker's address is not allowed (loopback,
+    private, link-local, CGNAT, metadata...; nothing is tried) or the message cannot be
+    delivered: one generic reason per kind of failure (could not connect, authentication,
+    TLS, virtual host, exchange), never the broker's words. Nothing is stored.
+    Administrators; operators."""
     await probe.send_test_message(session, actor, outbound(request), body)
     return Response(status_code=204)
 
@@ -71,9 +71,9 @@ async def subscribe_amqp_test(
     response_class=Response,
     name="unsubscribe_amqp",
     summary="Unsubscribe from user actions over AMQP",
-    description="Deletes the caller's account's subscription; 404 when there is none.",
 )
 async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
+    """Deletes the caller's account's subscription; 404 when there is none."""
     await service.unsubscribe(session, actor)
     return Response(status_code=204)
 
@@ -83,8 +83,6 @@ async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
     response_model=AmqpSubscriptionList,
     name="list_amqp_subscriptions",
     summary="List AMQP subscriptions",
-    description="The caller's account's subscription (operators: every account's). "
-    "Passwords are masked.",
 )
 async def list_amqp_subscriptions(
     request: Request,
@@ -96,6 +94,8 @@ async def list_amqp_subscriptions(
         int | None, Query(ge=0, le=INT32_MAX, description="Only this account's.")
     ] = None,
 ) -> AmqpSubscriptionList:
+    """The caller's account's subscription (operators: every account's). Passwords are
+    masked."""
     return await service.list_(
         session, caller, secret_box(request), client_id=client_id, limit=limit, offset=offset
     )
@@ -106,11 +106,11 @@ async def list_amqp_subscriptions(
     response_model=AmqpSubscription,
     name="get_amqp_subscription",
     summary="Read an AMQP subscription",
-    description="Any user of the owning account; operators. The password is masked.",
 )
 async def get_amqp_subscription(
     subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
 ) -> AmqpSubscription:
+    """Any user of the owning account; operators. The password is masked."""
     return await service.get(session, caller, secret_box(request), subscription_id)
 
 
@@ -119,11 +119,6 @@ async def get_amqp_subscription(
     response_model=AmqpSubscription,
     name="update_amqp_subscription",
     summary="Update an AMQP subscription",
-    description="Partial: only the fields sent change. The connection string is validated "
-    "and stored encrypted; the answer masks its password, and a connection string sent "
-    "back with the masked password (`user:***@`) keeps the stored one. New delivery "
-    "settings are tried at once (the retry backoff is reset). Administrators of the "
-    "owning account; operators.",
 )
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,
@@ -132,6 +127,10 @@ async def update_amqp_subscription(
     session: Session,
     actor: CurrentActor,
 ) -> AmqpSubscription:
+    """Partial: only the fields sent change. The connection string is validated and stored
+    encrypted; the answer masks its password, and a connection string sent back with the
+    masked password (`user:***@`) keeps the stored one. New delivery settings are tried at
+    once (the retry backoff is reset). Administrators of the owning account; operators."""
     return await service.update(
         session, actor, secret_box(request), outbound(request), subscription_id, body
     )

@@ -21,9 +21,6 @@ router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
     response_model=LifecyclePolicy,
     name="get_lifecycle_policy",
     summary="Read a snapshot lifecycle policy",
-    description="Any user of the account that owns the project; operators. `schedules` holds "
-    "`cron` and `interval` schedules (discriminated by `type`); `volumes` is filled only "
-    "with `need_volumes=true` and is empty otherwise.",
 )
 async def get_lifecycle_policy(
     project_id: ProjectId,
@@ -35,6 +32,9 @@ async def get_lifecycle_policy(
         bool, Query(description="Include the policy's volumes (empty otherwise).")
     ] = False,
 ) -> LifecyclePolicy:
+    """Any user of the account that owns the project; operators. `schedules` holds `cron`
+    and `interval` schedules (discriminated by `type`); `volumes` is filled only with
+    `need_volumes=true` and is empty otherwise."""
     return await service.get(
         session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
     )
@@ -45,9 +45,6 @@ async def get_lifecycle_policy(
     response_model=LifecyclePolicyList,
     name="list_lifecycle_policies",
     summary="List snapshot lifecycle policies",
-    description="The policies of the project in the region, by id. Any user of the "
-    "account that owns the project; operators. Each policy reads as the GET of one does, "
-    "`volumes` following `need_volumes` the same way.",
 )
 async def list_lifecycle_policies(
     project_id: ProjectId,
@@ -60,6 +57,9 @@ async def list_lifecycle_policies(
     limit: Limit = 1000,
     offset: Offset = 0,
 ) -> LifecyclePolicyList:
+    """The policies of the project in the region, by id. Any user of the account that owns
+    the project; operators. Each policy reads as the GET of one does, `volumes` following
+    `need_volumes` the same way."""
     return await service.list_(
         session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
         offset=offset,

@@ -71,9 +71,6 @@ async def get_listener(
     response_model=Listener,
     name="rename_lblistener",
     summary="Rename a load balancer listener",
-    description="Changes only the name. A listener whose `task_id` is set is locked by that "
-    "task: the answer is 409 ConflictError naming the task and nothing changes. "
-    "Client administrators and Engineers of the owning account; operators.",
     responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
 )
 async def rename_listener(
@@ -84,6 +81,9 @@ async def rename_listener(
     session: Session,
     actor: CurrentActor,
 ) -> Listener:
+    """Changes only the name. A listener whose `task_id` is set is locked by that task: the
+    answer is 409 ConflictError naming the task and nothing changes. Client administrators
+    and Engineers of the owning account; operators."""
     return await service.rename(
         session, actor, project_id, region_id, str(listener_id), body.name
     )

@@ -25,10 +25,6 @@ Text255 = Annotated[str, StringConstraints(max_length=255)]
     response_model=UserActionList,
     name="list_user_actions",
     summary="List user actions",
-    description="The user-action log: the records subscribers receive over AMQP, newest "
-    "first unless `order_by=asc`. Operators: every account's; resellers: their own "
-    "account's and their clients'; anyone else: their own account's. List filters take "
-    "the parameter several times and match any value; filters combine by AND.",
 )
 async def list_user_actions(
     session: Session,
@@ -72,6 +68,10 @@ async def list_user_actions(
         Query(description="User-Agent (several allowed)."),
     ] = None,
 ) -> UserActionList:
+    """The user-action log: the records subscribers receive over AMQP, newest first unless
+    `order_by=asc`. Operators: every account's; resellers: their own account's and their
+    clients'; anyone else: their own account's. List filters take the parameter several
+    times and match any value; filters combine by AND."""
     flt = LogFilter(
         action_type=action_type or (), api_group=api_group or (),
         from_timestamp=from_timestamp, to_timestamp=to_timestamp,

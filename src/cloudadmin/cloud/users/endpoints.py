@@ -21,8 +21,6 @@ router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])
     response_model=CloudUserList,
     name="list_cloud_users",
     summary="List cloud users",
-    description="The users of the caller's account (deleted users are absent), by id. "
-    "`is_admin` means a member of Administrators.",
 )
 async def list_cloud_users(
     session: Session,
@@ -33,4 +31,6 @@ async def list_cloud_users(
         int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")
     ] = None,
 ) -> CloudUserList:
+    """The users of the caller's account (deleted users are absent), by id. `is_admin` means
+    a member of Administrators."""
     return await service.list_users(session, caller, user_id=user_id, limit=limit, offset=offset)

@@ -59,13 +59,12 @@ async def list_requests(
     response_model=ActivityLogRecord,
     name="get_activity_log_request",
     summary="Account Request Detail",
-    description="One logged request, visible to the same callers as in the list: "
-    "operators any, members only their own requests, everyone else their account's. "
-    "Any other id is 404.",
 )
 async def get_request(
     id: Annotated[int, Path(ge=1, le=INT64_MAX, description="Request ID.")],  # noqa: A002
     session: Session,
     caller: CurrentCaller,
 ) -> ActivityLogRecord:
+    """One logged request, visible to the same callers as in the list: operators any,
+    members only their own requests, everyone else their account's. Any other id is 404."""
     return await service.get_request(session, caller, id)

@@ -23,8 +23,6 @@ TokenId = Annotated[Id32, Path(description="API token id.")]
 @router.get(
     "/iam/clients/{clientId}/tokens", response_model=list[ApiToken],
     name="list_api_tokens", summary="List the API tokens of an account",
-    description="Administrators (and resellers, operators) see every token of the account, "
-    "members only those they issued. Never shows a token's secret.",
 )
 async def list_api_tokens(
     clientId: ClientId, session: Session, caller: CurrentCaller,  # noqa: N803
@@ -39,6 +37,8 @@ async def list_api_tokens(
         description="true: only deleted tokens; false (default): only tokens not deleted.")
     ] = False,
 ) -> list[ApiToken]:
+    """Administrators (and resellers, operators) see every token of the account, members
+    only those they issued. Never shows a token's secret."""
     role_id = service.resolve_role(role) if role is not None else None
     flt = TokenFilter(role_id=role_id if role is None or role_id is not None else 0,
                       issued_by=issued_by, not_issued_by=not_issued_by, deleted=deleted)
@@ -49,37 +49,36 @@ async def list_api_tokens(
     "/iam/clients/{clientId}/tokens", response_model=ApiTokenCreated,
     name="create_api_token", summary="Issue an API token",
     dependencies=[IDEMPOTENT, SECRET_ANSWER],
-    description="Issues a token that acts as the calling user with the given role (not above "
-    "the caller's own: 400), in the caller's own account. The answer's `token` is shown "
-    "once.",
 )
 async def create_api_token(
     clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor,  # noqa: N803
 ) -> ApiTokenCreated:
+    """Issues a token that acts as the calling user with the given role (not above the
+    caller's own: 400), in the caller's own account. The answer's `token` is shown once."""
     return await service.create_token(session, actor, clientId, body)
 
 
 @router.get(
     "/iam/clients/{clientId}/tokens/{tokenId}", response_model=ApiToken,
     name="get_api_token", summary="Read an API token",
-    description="Members read only the tokens they issued (403 for others of the account). "
-    "Never shows the token's secret.",
 )
 async def get_api_token(
     clientId: ClientId, tokenId: TokenId, session: Session,  # noqa: N803
     caller: CurrentCaller,
 ) -> ApiToken:
+    """Members read only the tokens they issued (403 for others of the account). Never shows
+    the token's secret."""
     return await service.get_token(session, caller, clientId, tokenId)
 
 
 @router.delete(
     "/iam/clients/{clientId}/tokens/{tokenId}", status_code=204, response_class=Response,
     name="delete_api_token", summary="Delete an API token",
-    description="The token stops authenticating at once; this cannot be undone. Members "
-    "delete only the tokens they issued.",
 )
 async def delete_api_token(
     clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor,  # noqa: N803
 ) -> Response:
+    """The token stops authenticating at once; this cannot be undone. Members delete only
+    the tokens they issued."""
     await service.delete_token(session, actor, clientId, tokenId)
     return Response(status_code=204)

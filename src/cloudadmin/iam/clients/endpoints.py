@@ -25,15 +25,15 @@ ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
 @router.get(
     "/iam/clients", response_model=list[Client] | ClientPage, name="list_clients",
     summary="Get clients",
-    description="Operators: every account; resellers: their clients. Client "
-    "administrators and members: 403 (their own account is `GET /iam/clients/me`). "
-    "Without `limit` every matching client as an array; with it a page.",
     openapi_extra={"parameters": query_model_parameters(ClientListQuery)},
 )
 async def list_clients(
     request: Request, session: Session, caller: CurrentCaller,
     query: Annotated[ClientListQuery, Depends(query_model(ClientListQuery))],
 ) -> Response:
+    """Operators: every account; resellers: their clients. Client administrators and
+    members: 403 (their own account is `GET /iam/clients/me`). Without `limit` every
+    matching client as an array; with it a page."""
     # Serialised once: the models are built and checked by reads.list_clients, and
     # FastAPI's second validation of every client and user doubled the time of a long
     # list (docs/iam.md, "GET /iam/clients").
@@ -45,47 +45,46 @@ async def list_clients(
 @router.get(
     "/iam/clients/me", response_model=ClientBase, name="get_account_details",
     summary="Account Details",
-    description="The caller's own account, its users and other details. Every caller.",
 )
 async def get_account_details(session: Session, caller: CurrentCaller) -> Client:
+    """The caller's own account, its users and other details. Every caller."""
     return await reads.me(session, caller)
 
 
 @router.get(
     "/iam/clients/{clientId}", response_model=Client, name="get_client",
     summary="Get client's details",
-    description="Operators: any account; resellers: their clients and their own "
-    "account; client administrators and members: their own account. Any other, and a "
-    "deleted account, is 404.",
 )
 async def get_client(
     clientId: ClientId, session: Session, caller: CurrentCaller  # noqa: N803
 ) -> Client:
+    """Operators: any account; resellers: their clients and their own account; client
+    administrators and members: their own account. Any other, and a deleted account, is 404."""
     return await reads.get(session, caller, clientId)
 
 
 @router.patch(
     "/iam/clients/{clientId}", response_model=Client, name="update_client",
     summary="Update a client account",
-    description="Partial update: absent fields are left untouched. `reseller`, `seller` and "
-    "`is_test` may be changed only by an operator, or by a reseller for its clients. "
-    "`status` follows the per-service statuses and cannot be set.",
 )
 async def update_client(
     clientId: ClientId, body: ClientPatch, session: Session, actor: CurrentActor  # noqa: N803
 ) -> Client:
+    """Partial update: absent fields are left untouched. `reseller`, `seller` and `is_test`
+    may be changed only by an operator, or by a reseller for its clients. `status` follows
+    the per-service statuses and cannot be set."""
     return await service.update(session, actor, clientId, body)
 
 
 @router.delete(
     "/iam/clients/{clientId}", status_code=204, response_class=Response,
     name="request_client_deletion", summary="Request deletion of a client account",
-    description="Marks the account deleted: its users and API keys stop working at once, "
-    "and every enabled `deletion_request` address of its reseller is e-mailed. Client "
-    "administrators for their own account, resellers for their clients, operators.",
 )
 async def request_client_deletion(
     clientId: ClientId, session: Session, actor: CurrentActor  # noqa: N803
 ) -> Response:
+    """Marks the account deleted: its users and API keys stop working at once, and every
+    enabled `deletion_request` address of its reseller is e-mailed. Client administrators
+    for their own account, resellers for their clients, operators."""
     await service.request_deletion(session, actor, clientId)
     return Response(status_code=204)

@@ -54,9 +54,6 @@ def _deleted(value: str | None) -> bool | None:
 @router.get(
     "/iam/admin/sellers", response_model=list[Seller] | SellerPage, name="list_sellers",
     summary="Get a list of sellers",
-    description="Operators: every seller; resellers: their own. Without `limit` a plain "
-    "array of every matching seller; with it a page `{count, next, previous, results}`. "
-    "Filters combine with AND.",
 )
 async def list_sellers(
     request: Request,
@@ -91,6 +88,9 @@ async def list_sellers(
         max_length=255, description="Filter by part of the reseller's company name (any "
         "letter case).")] = None,
 ) -> list[Seller] | SellerPage:
+    """Operators: every seller; resellers: their own. Without `limit` a plain array of every
+    matching seller; with it a page `{count, next, previous, results}`. Filters combine with
+    AND."""
     flt = SellerFilter(
         id=seller_id, id_in=_id_list(id_in), id_contains=id_contains, email=email,
         full_name=full_name, activated=activated, deleted=_deleted(deleted),
@@ -103,9 +103,9 @@ async def list_sellers(
 @router.delete(
     "/iam/admin/sellers/{sellerId}", status_code=204, response_class=Response,
     name="delete_seller", summary="Delete a seller",
-    description="Marks the seller deleted (it is still read, with `deleted` true) and "
-    "unassigns it from its clients, which stay without a seller.",
 )
 async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+    """Marks the seller deleted (it is still read, with `deleted` true) and unassigns it
+    from its clients, which stay without a seller."""
     await service.delete(session, actor, sellerId)
     return Response(status_code=204)

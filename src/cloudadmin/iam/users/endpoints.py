@@ -22,18 +22,14 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
     "/iam/users", response_model=UserCreated, status_code=201, name="create_user",
     dependencies=[IDEMPOTENT],
     summary="Create a user with a new client account",
-    description="Creates, in one transaction, a common account under the calling reseller "
-    "and its first user (group Administrators), both activated.",
 )
 async def create_user(body: UserCreate, session: Session, actor: CurrentActor) -> UserCreated:
+    """Creates, in one transaction, a common account under the calling reseller and its
+    first user (group Administrators), both activated."""
     return await service.create(session, actor, body)
 
 
-@router.get(
-    "/iam/users", response_model=UserPage, name="list_users", summary="Get users",
-    description="The users of the caller's account that are not deleted, by id. Without "
-    "`limit` every user is returned.",
-)
+@router.get("/iam/users", response_model=UserPage, name="list_users", summary="Get users")
 async def list_users(
     request: Request,
     session: Session,
@@ -43,39 +39,41 @@ async def list_users(
     offset: Annotated[PageOffset, Query(description="Offset relative to the beginning of "
                                         "the list.")] = 0,
 ) -> UserPage:
+    """The users of the caller's account that are not deleted, by id. Without `limit`
+    every user is returned."""
     return await manage.list_users(session, caller, limit=limit, offset=offset, url=request.url)
 
 
 @router.get(
     "/iam/users/{userId}", response_model=User, name="get_user",
     summary="Get user's details",
-    description="A user of an account the caller sees (a reseller: its own and its "
-    "clients'; everyone else: its own).",
 )
 async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:  # noqa: N803
+    """A user of an account the caller sees (a reseller: its own and its clients';
+    everyone else: its own)."""
     return await manage.get(session, caller, userId)
 
 
 @router.patch(
     "/iam/users/{userId}", response_model=User, name="update_user",
     summary="Update user's details",
-    description="Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; "
-    "read-only fields sent along are ignored. Anyone may update their own user; client "
-    "administrators and resellers the users they see; an operator's user only an operator.",
 )
 async def update_user(
     userId: UserId, body: UserPatch, session: Session, actor: CurrentActor  # noqa: N803
 ) -> User:
+    """Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; read-only
+    fields sent along are ignored. Anyone may update their own user; client administrators
+    and resellers the users they see; an operator's user only an operator."""
     return await manage.update(session, actor, userId, body)
 
 
 @router.delete(
     "/iam/users/{userId}", status_code=200, response_class=Response, name="delete_user",
     summary="Delete user",
-    description="Resellers and operators: marks the user deleted; its API keys stop "
-    "authenticating at once. A caller cannot delete its own user.",
     responses={200: {"description": "User has been successfully deleted."}},
 )
 async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+    """Resellers and operators: marks the user deleted; its API keys stop authenticating
+    at once. A caller cannot delete its own user."""
     await manage.delete(session, actor, userId)
     return Response(status_code=200)

@@ -29,11 +29,11 @@ def _url_for(request: Request) -> service.UrlFor:
 
 
 @router.get("/iam/reselling/settings", response_model=BrandingSettings,
-            name="get_branding_settings", summary="Read branding settings",
-            description="The caller's reseller account's settings; defaults when none were "
-            "saved. The mail-server password is never returned, only a fixed mask.")
+            name="get_branding_settings", summary="Read branding settings")
 async def get_settings(request: Request, session: Session,
                        caller: CurrentCaller) -> BrandingSettings:
+    """The caller's reseller account's settings; defaults when none were saved. The
+    mail-server password is never returned, only a fixed mask."""
     return await service.get(session, caller, _url_for(request))
 
 
@@ -57,10 +57,6 @@ async def _read(part: str, upload: UploadFile | None) -> bytes | None:
 @router.post(
     "/iam/reselling/settings/upload", response_model=BrandingSettings,
     name="upload_branding_files", summary="Upload logo and favicon",
-    description="multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, "
-    "smaller than 4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files "
-    "are checked by their content; their URLs appear as `publicSettings.logo` and "
-    "`publicSettings.favicon`.",
 )
 async def upload_files(
     request: Request,
@@ -69,6 +65,9 @@ async def upload_files(
     logo: Annotated[UploadFile | None, File(description="PNG, JPEG or SVG, < 4 MB.")] = None,
     favicon: Annotated[UploadFile | None, File(description="ICO or PNG, < 1 MB.")] = None,
 ) -> BrandingSettings:
+    """multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, smaller than
+    4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files are checked by
+    their content; their URLs appear as `publicSettings.logo` and `publicSettings.favicon`."""
     files = {part: data for part, data in
              (("logo", await _read("logo", logo)), ("favicon", await _read("favicon", favicon)))
              if data is not None}
@@ -78,15 +77,15 @@ async def upload_files(
 
 @router.get(
     "/iam/reselling/files/{name}", name=FILE_ROUTE, summary="An uploaded logo or favicon",
-    description="Public (the control panel shows it before sign-in): names are the "
-    "SHA-256 of the content, served as immutable. An SVG is sent as a download "
-    "(`Content-Disposition: attachment`) unless requested as an image (`Sec-Fetch-Dest: "
-    "image`, or an `Accept` preferring `image/svg+xml` to `text/html`).",
     response_class=FileResponse,
     responses={200: {"content": {"image/png": {}, "image/jpeg": {}, "image/svg+xml": {},
                                  "image/x-icon": {}}}},
 )
 async def get_file(request: Request, name: str) -> FileResponse:
+    """Public (the control panel shows it before sign-in): names are the SHA-256 of the
+    content, served as immutable. An SVG is sent as a download (`Content-Disposition:
+    attachment`) unless requested as an image (`Sec-Fetch-Dest: image`, or an `Accept`
+    preferring `image/svg+xml` to `text/html`)."""
     path = blobs.path_of(_directory(request), name)
     if path is None:
         raise NotFound("File not found.")
