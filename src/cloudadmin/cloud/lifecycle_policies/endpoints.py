@@ -61,6 +61,11 @@ async def list_lifecycle_policies(
     the project; operators. Each policy reads as the GET of one does, `volumes` following
     `need_volumes` the same way."""
     return await service.list_(
-        session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
+        session,
+        caller,
+        project_id,
+        region_id,
+        need_volumes=need_volumes,
+        limit=limit,
         offset=offset,
     )

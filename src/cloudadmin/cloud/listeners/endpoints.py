@@ -17,9 +17,7 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])
 
 ListenerId = Annotated[UUID, Path(description="Listener ID (UUID)")]
-ShowStats = Annotated[
-    bool, Query(description="Fill `stats` (null otherwise).")
-]
+ShowStats = Annotated[bool, Query(description="Fill `stats` (null otherwise).")]
 
 
 @router.get(
@@ -41,9 +39,14 @@ async def list_listeners(
     ] = None,
 ) -> ListenerList:
     return await service.list_(
-        session, caller, project_id, region_id,
+        session,
+        caller,
+        project_id,
+        region_id,
         load_balancer_id=None if load_balancer_id is None else str(load_balancer_id),
-        show_stats=show_stats, limit=limit, offset=offset,
+        show_stats=show_stats,
+        limit=limit,
+        offset=offset,
     )
 
 
@@ -84,6 +87,4 @@ async def rename_listener(
     """Changes only the name. A listener whose `task_id` is set is locked by that task: the
     answer is 409 ConflictError naming the task and nothing changes. Client administrators
     and Engineers of the owning account; operators."""
-    return await service.rename(
-        session, actor, project_id, region_id, str(listener_id), body.name
-    )
+    return await service.rename(session, actor, project_id, region_id, str(listener_id), body.name)

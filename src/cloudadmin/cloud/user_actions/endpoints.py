@@ -40,8 +40,8 @@ async def list_user_actions(
     limit: Annotated[int, Query(ge=1, le=1000, description="At most 1000 items.")] = 1000,
     offset: Annotated[PageOffset, Query(description="Items skipped.")] = 0,
     order_by: Annotated[
-        OrderBy | None, Query(description="By timestamp: `asc` oldest first, `desc` (default) "
-                              "most recent first.")
+        OrderBy | None,
+        Query(description="By timestamp: `asc` oldest first, `desc` (default) most recent first."),
     ] = None,
     sorting: Annotated[
         OrderBy | None, Query(deprecated=True, description="Use `order_by`.")
@@ -56,8 +56,11 @@ async def list_user_actions(
         list[Text255] | None, Query(description="Resource ID (several allowed).")
     ] = None,
     search_field: Annotated[
-        str | None, Query(max_length=255, description="Part of a resource's `search_field` "
-                          "(its name), any letter case.")
+        str | None,
+        Query(
+            max_length=255,
+            description="Part of a resource's `search_field` (its name), any letter case.",
+        ),
     ] = None,
     source_user_ips: Annotated[
         list[Annotated[str, StringConstraints(max_length=64)]] | None,
@@ -73,11 +76,16 @@ async def list_user_actions(
     clients'; anyone else: their own account's. List filters take the parameter several
     times and match any value; filters combine by AND."""
     flt = LogFilter(
-        action_type=action_type or (), api_group=api_group or (),
-        from_timestamp=from_timestamp, to_timestamp=to_timestamp,
-        project_id=project_id or (), region_id=region_id or (),
-        resource_id=resource_id or (), search_field=search_field or None,
-        source_user_ips=source_user_ips or (), user_agents=user_agents or (),
+        action_type=action_type or (),
+        api_group=api_group or (),
+        from_timestamp=from_timestamp,
+        to_timestamp=to_timestamp,
+        project_id=project_id or (),
+        region_id=region_id or (),
+        resource_id=resource_id or (),
+        search_field=search_field or None,
+        source_user_ips=source_user_ips or (),
+        user_agents=user_agents or (),
     )
     return await service.list_(
         session, caller, flt, order=order_by or sorting or "desc", limit=limit, offset=offset

@@ -27,9 +27,7 @@ async def list_cloud_users(
     caller: CurrentCaller,
     limit: Limit = 1000,
     offset: Offset = 0,
-    user_id: Annotated[
-        int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")
-    ] = None,
+    user_id: Annotated[int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")] = None,
 ) -> CloudUserList:
     """The users of the caller's account (deleted users are absent), by id. `is_admin` means
     a member of Administrators."""

@@ -27,8 +27,9 @@ BASE = "/cloud/v1/user_actions"
     name="subscribe_webhook",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
-    responses={409: {"description": "The account already has a webhook subscription",
-                     **ERROR_BODY}},
+    responses={
+        409: {"description": "The account already has a webhook subscription", **ERROR_BODY}
+    },
 )
 async def subscribe_webhook(
     body: WebhookSubscriptionCreate, request: Request, session: Session, actor: CurrentActor

@@ -44,9 +44,14 @@ async def list_requests(
     max_requested_at: InstantQuery = None,
 ) -> ActivityLogPage:
     flt = LogFilter(
-        method=method, path=path, status_code=status_code,
-        remote_ip_address=remote_ip_address, user_id=user_id, token_id=token_id,
-        client_id=client_id, min_requested_at=min_requested_at,
+        method=method,
+        path=path,
+        status_code=status_code,
+        remote_ip_address=remote_ip_address,
+        user_id=user_id,
+        token_id=token_id,
+        client_id=client_id,
+        min_requested_at=min_requested_at,
         max_requested_at=max_requested_at,
     )
     return await service.list_requests(

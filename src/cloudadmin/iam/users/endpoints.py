@@ -19,7 +19,10 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 
 
 @router.post(
-    "/iam/users", response_model=UserCreated, status_code=201, name="create_user",
+    "/iam/users",
+    response_model=UserCreated,
+    status_code=201,
+    name="create_user",
     dependencies=[IDEMPOTENT],
     summary="Create a user with a new client account",
 )
@@ -34,10 +37,17 @@ async def list_users(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[int | None, Query(ge=1, le=1000, description="The maximum number of "
-                                       "items; without it every user is returned.")] = None,
-    offset: Annotated[PageOffset, Query(description="Offset relative to the beginning of "
-                                        "the list.")] = 0,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=1000,
+            description="The maximum number of items; without it every user is returned.",
+        ),
+    ] = None,
+    offset: Annotated[
+        PageOffset, Query(description="Offset relative to the beginning of the list.")
+    ] = 0,
 ) -> UserPage:
     """The users of the caller's account that are not deleted, by id. Without `limit`
     every user is returned."""
@@ -45,7 +55,9 @@ async def list_users(
 
 
 @router.get(
-    "/iam/users/{userId}", response_model=User, name="get_user",
+    "/iam/users/{userId}",
+    response_model=User,
+    name="get_user",
     summary="Get user's details",
 )
 async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:  # noqa: N803
@@ -55,11 +67,16 @@ async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> U
 
 
 @router.patch(
-    "/iam/users/{userId}", response_model=User, name="update_user",
+    "/iam/users/{userId}",
+    response_model=User,
+    name="update_user",
     summary="Update user's details",
 )
 async def update_user(
-    userId: UserId, body: UserPatch, session: Session, actor: CurrentActor  # noqa: N803
+    userId: UserId,
+    body: UserPatch,
+    session: Session,
+    actor: CurrentActor,  # noqa: N803
 ) -> User:
     """Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; read-only
     fields sent along are ignored. Anyone may update their own user; client administrators
@@ -68,7 +85,10 @@ async def update_user(
 
 
 @router.delete(
-    "/iam/users/{userId}", status_code=200, response_class=Response, name="delete_user",
+    "/iam/users/{userId}",
+    status_code=200,
+    response_class=Response,
+    name="delete_user",
     summary="Delete user",
     responses={200: {"description": "User has been successfully deleted."}},
 )

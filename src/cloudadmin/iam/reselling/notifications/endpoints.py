@@ -26,58 +26,96 @@ BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
 
 
-@router.get(BASE, response_model=NotificationSettingPage, name="list_notification_settings",
-            summary="List notification settings")
+@router.get(
+    BASE,
+    response_model=NotificationSettingPage,
+    name="list_notification_settings",
+    summary="List notification settings",
+)
 async def list_settings(
     request: Request,
     resellerId: ResellerId,  # noqa: N803
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[int | None, Query(ge=1, le=1000, description="Page size; without it "
-                                       "every setting is returned.")] = None,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=1000, description="Page size; without it every setting is returned."),
+    ] = None,
     offset: Annotated[PageOffset, Query()] = 0,
-    ordering: Annotated[list[str] | None, Query(
-        description="Fields id, reseller, notification_type, email, enabled; a leading "
-        "minus means descending; comma separated or repeated. Ties are broken by id.",
-        examples=["-id"])] = None,
+    ordering: Annotated[
+        list[str] | None,
+        Query(
+            description="Fields id, reseller, notification_type, email, enabled; a leading "
+            "minus means descending; comma separated or repeated. Ties are broken by id.",
+            examples=["-id"],
+        ),
+    ] = None,
 ) -> NotificationSettingPage:
-    return await service.list_settings(session, caller, resellerId, limit=limit,
-                                       offset=offset, ordering=ordering, url=request.url)
+    return await service.list_settings(
+        session, caller, resellerId, limit=limit, offset=offset, ordering=ordering, url=request.url
+    )
 
 
-@router.post(BASE, response_model=NotificationSetting, status_code=201,
-             name="create_notification_setting", summary="Create a notification setting",
-             dependencies=[IDEMPOTENT])
+@router.post(
+    BASE,
+    response_model=NotificationSetting,
+    status_code=201,
+    name="create_notification_setting",
+    summary="Create a notification setting",
+    dependencies=[IDEMPOTENT],
+)
 async def create_setting(
-    resellerId: ResellerId, body: NotificationSettingCreate, session: Session,  # noqa: N803
+    resellerId: ResellerId,
+    body: NotificationSettingCreate,
+    session: Session,  # noqa: N803
     actor: CurrentActor,
 ) -> NotificationSetting:
     return await service.create(session, actor, resellerId, body)
 
 
-@router.get(ITEM, response_model=NotificationSetting, name="get_notification_setting",
-            summary="Read a notification setting")
+@router.get(
+    ITEM,
+    response_model=NotificationSetting,
+    name="get_notification_setting",
+    summary="Read a notification setting",
+)
 async def get_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    session: Session, caller: CurrentCaller,
+    resellerId: ResellerId,
+    notificationSettingsId: SettingId,  # noqa: N803
+    session: Session,
+    caller: CurrentCaller,
 ) -> NotificationSetting:
     return await service.get(session, caller, resellerId, notificationSettingsId)
 
 
-@router.patch(ITEM, response_model=NotificationSetting, name="update_notification_setting",
-              summary="Update a notification setting")
+@router.patch(
+    ITEM,
+    response_model=NotificationSetting,
+    name="update_notification_setting",
+    summary="Update a notification setting",
+)
 async def update_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    body: NotificationSettingPatch, session: Session, actor: CurrentActor,
+    resellerId: ResellerId,
+    notificationSettingsId: SettingId,  # noqa: N803
+    body: NotificationSettingPatch,
+    session: Session,
+    actor: CurrentActor,
 ) -> NotificationSetting:
     return await service.update(session, actor, resellerId, notificationSettingsId, body)
 
 
-@router.delete(ITEM, status_code=204, response_class=Response,
-               name="delete_notification_setting", summary="Delete a notification setting")
+@router.delete(
+    ITEM,
+    status_code=204,
+    response_class=Response,
+    name="delete_notification_setting",
+    summary="Delete a notification setting",
+)
 async def delete_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    session: Session, actor: CurrentActor,
+    resellerId: ResellerId,
+    notificationSettingsId: SettingId,  # noqa: N803
+    session: Session,
+    actor: CurrentActor,
 ) -> Response:
     await service.delete(session, actor, resellerId, notificationSettingsId)
     return Response(status_code=204)
