@@ -30,7 +30,6 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
     f"{BASE}/subscribe_amqp",
     status_code=204,
     response_class=Response,
-    name="subscribe_amqp",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
     responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
@@ -48,7 +47,6 @@ async def subscribe_amqp(
     f"{BASE}/subscribe_amqp_test",
     status_code=204,
     response_class=Response,
-    name="subscribe_amqp_test",
     summary="Send a test message to an AMQP broker",
 )
 async def subscribe_amqp_test(
@@ -69,7 +67,6 @@ async def subscribe_amqp_test(
     f"{BASE}/unsubscribe_amqp",
     status_code=204,
     response_class=Response,
-    name="unsubscribe_amqp",
     summary="Unsubscribe from user actions over AMQP",
 )
 async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
@@ -78,12 +75,7 @@ async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
     return Response(status_code=204)
 
 
-@router.get(
-    f"{BASE}/amqp_subscriptions_list",
-    response_model=AmqpSubscriptionList,
-    name="list_amqp_subscriptions",
-    summary="List AMQP subscriptions",
-)
+@router.get(f"{BASE}/amqp_subscriptions_list", summary="List AMQP subscriptions")
 async def list_amqp_subscriptions(
     request: Request,
     session: Session,
@@ -101,12 +93,7 @@ async def list_amqp_subscriptions(
     )
 
 
-@router.get(
-    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
-    response_model=AmqpSubscription,
-    name="get_amqp_subscription",
-    summary="Read an AMQP subscription",
-)
+@router.get(f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Read an AMQP subscription")
 async def get_amqp_subscription(
     subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
 ) -> AmqpSubscription:
@@ -115,10 +102,7 @@ async def get_amqp_subscription(
 
 
 @router.patch(
-    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
-    response_model=AmqpSubscription,
-    name="update_amqp_subscription",
-    summary="Update an AMQP subscription",
+    f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Update an AMQP subscription"
 )
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,

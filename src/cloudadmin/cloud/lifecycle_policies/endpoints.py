@@ -18,8 +18,6 @@ router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
 
 @router.get(
     "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}",
-    response_model=LifecyclePolicy,
-    name="get_lifecycle_policy",
     summary="Read a snapshot lifecycle policy",
 )
 async def get_lifecycle_policy(
@@ -42,8 +40,6 @@ async def get_lifecycle_policy(
 
 @router.get(
     "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
-    response_model=LifecyclePolicyList,
-    name="list_lifecycle_policies",
     summary="List snapshot lifecycle policies",
 )
 async def list_lifecycle_policies(

@@ -21,12 +21,9 @@ ShowStats = Annotated[bool, Query(description="Fill `stats` (null otherwise).")]
 
 
 @router.get(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}",
-    response_model=ListenerList,
-    name="list_lblisteners",
-    summary="List load balancer listeners",
+    "/cloud/v1/lblisteners/{project_id}/{region_id}", summary="List load balancer listeners"
 )
-async def list_listeners(
+async def list_lblisteners(
     project_id: ProjectId,
     region_id: RegionId,
     session: Session,
@@ -52,11 +49,9 @@ async def list_listeners(
 
 @router.get(
     "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
-    response_model=Listener,
-    name="get_lblistener",
     summary="Read a load balancer listener",
 )
-async def get_listener(
+async def get_lblistener(
     project_id: ProjectId,
     region_id: RegionId,
     listener_id: ListenerId,
@@ -71,12 +66,10 @@ async def get_listener(
 
 @router.patch(
     "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
-    response_model=Listener,
-    name="rename_lblistener",
     summary="Rename a load balancer listener",
     responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
 )
-async def rename_listener(
+async def rename_lblistener(
     project_id: ProjectId,
     region_id: RegionId,
     listener_id: ListenerId,

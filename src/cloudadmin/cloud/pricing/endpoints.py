@@ -15,8 +15,6 @@ router = APIRouter(route_class=ApiRoute, tags=["Pricing"])
 
 @router.post(
     "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters",
-    response_model=ClusterPrice,
-    name="preview_k8s_cluster_price",
     summary="Preview the price of a Kubernetes cluster",
 )
 async def preview_k8s_cluster_price(

@@ -20,12 +20,7 @@ router = APIRouter(route_class=ApiRoute, tags=["User actions"])
 Text255 = Annotated[str, StringConstraints(max_length=255)]
 
 
-@router.get(
-    "/cloud/v1/user_actions",
-    response_model=UserActionList,
-    name="list_user_actions",
-    summary="List user actions",
-)
+@router.get("/cloud/v1/user_actions", summary="List user actions")
 async def list_user_actions(
     session: Session,
     caller: CurrentCaller,

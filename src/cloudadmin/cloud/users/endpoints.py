@@ -16,12 +16,7 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])
 
 
-@router.get(
-    "/cloud/v1/users",
-    response_model=CloudUserList,
-    name="list_cloud_users",
-    summary="List cloud users",
-)
+@router.get("/cloud/v1/users", summary="List cloud users")
 async def list_cloud_users(
     session: Session,
     caller: CurrentCaller,

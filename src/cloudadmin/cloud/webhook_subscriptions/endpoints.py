@@ -24,7 +24,6 @@ BASE = "/cloud/v1/user_actions"
     f"{BASE}/subscribe",
     status_code=204,
     response_class=Response,
-    name="subscribe_webhook",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
     responses={
@@ -49,7 +48,6 @@ async def subscribe_webhook(
     f"{BASE}/unsubscribe",
     status_code=204,
     response_class=Response,
-    name="unsubscribe_webhook",
     summary="Unsubscribe from user actions over an HTTP webhook",
     responses={404: {"description": "The account has no webhook subscription", **ERROR_BODY}},
 )
@@ -60,12 +58,7 @@ async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> Response
     return Response(status_code=204)
 
 
-@router.get(
-    f"{BASE}/subscriptions_list",
-    response_model=WebhookSubscriptionList,
-    name="list_webhook_subscriptions",
-    summary="List webhook subscriptions",
-)
+@router.get(f"{BASE}/subscriptions_list", summary="List webhook subscriptions")
 async def list_webhook_subscriptions(
     session: Session, caller: CurrentCaller, limit: Limit = 1000, offset: Offset = 0
 ) -> WebhookSubscriptionList:

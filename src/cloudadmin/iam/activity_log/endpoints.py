@@ -17,13 +17,8 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Activity log"])
 
 
-@router.get(
-    "/iam/activity_log/requests",
-    response_model=ActivityLogPage,
-    name="list_activity_log_requests",
-    summary="List logged API requests",
-)
-async def list_requests(
+@router.get("/iam/activity_log/requests", summary="List logged API requests")
+async def list_activity_log_requests(
     request: Request,
     session: Session,
     caller: CurrentCaller,
@@ -59,13 +54,8 @@ async def list_requests(
     )
 
 
-@router.get(
-    "/iam/activity_log/requests/{id}",
-    response_model=ActivityLogRecord,
-    name="get_activity_log_request",
-    summary="Account Request Detail",
-)
-async def get_request(
+@router.get("/iam/activity_log/requests/{id}", summary="Account Request Detail")
+async def get_activity_log_request(
     id: Annotated[int, Path(ge=1, le=INT64_MAX, description="Request ID.")],  # noqa: A002
     session: Session,
     caller: CurrentCaller,

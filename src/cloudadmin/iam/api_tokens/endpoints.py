@@ -20,16 +20,11 @@ router = APIRouter(route_class=ApiRoute, tags=["API Tokens"])
 TokenId = Annotated[Id32, Path(description="API token id.")]
 
 
-@router.get(
-    "/iam/clients/{clientId}/tokens",
-    response_model=list[ApiToken],
-    name="list_api_tokens",
-    summary="List the API tokens of an account",
-)
+@router.get("/iam/clients/{clientId}/tokens", summary="List the API tokens of an account")
 async def list_api_tokens(
     clientId: ClientId,
     session: Session,
-    caller: CurrentCaller,  # noqa: N803
+    caller: CurrentCaller,
     role: Annotated[
         str | None,
         Query(
@@ -63,33 +58,20 @@ async def list_api_tokens(
 
 @router.post(
     "/iam/clients/{clientId}/tokens",
-    response_model=ApiTokenCreated,
-    name="create_api_token",
     summary="Issue an API token",
     dependencies=[IDEMPOTENT, SECRET_ANSWER],
 )
 async def create_api_token(
-    clientId: ClientId,
-    body: TokenCreate,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor
 ) -> ApiTokenCreated:
     """Issues a token that acts as the calling user with the given role (not above the
     caller's own: 400), in the caller's own account. The answer's `token` is shown once."""
     return await service.create_token(session, actor, clientId, body)
 
 
-@router.get(
-    "/iam/clients/{clientId}/tokens/{tokenId}",
-    response_model=ApiToken,
-    name="get_api_token",
-    summary="Read an API token",
-)
+@router.get("/iam/clients/{clientId}/tokens/{tokenId}", summary="Read an API token")
 async def get_api_token(
-    clientId: ClientId,
-    tokenId: TokenId,
-    session: Session,  # noqa: N803
-    caller: CurrentCaller,
+    clientId: ClientId, tokenId: TokenId, session: Session, caller: CurrentCaller
 ) -> ApiToken:
     """Members read only the tokens they issued (403 for others of the account). Never shows
     the token's secret."""
@@ -100,14 +82,10 @@ async def get_api_token(
     "/iam/clients/{clientId}/tokens/{tokenId}",
     status_code=204,
     response_class=Response,
-    name="delete_api_token",
     summary="Delete an API token",
 )
 async def delete_api_token(
-    clientId: ClientId,
-    tokenId: TokenId,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor
 ) -> Response:
     """The token stops authenticating at once; this cannot be undone. Members delete only
     the tokens they issued."""

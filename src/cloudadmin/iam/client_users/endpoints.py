@@ -25,16 +25,11 @@ router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 
 @router.post(
     "/iam/clients/{clientId}/client-users/create",
-    response_model=ClientUser,
-    name="create_client_user",
     summary="Create a user in a client account",
     dependencies=[IDEMPOTENT],
 )
 async def create_client_user(
-    clientId: ClientId,
-    body: ClientUserCreate,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, body: ClientUserCreate, session: Session, actor: CurrentActor
 ) -> ClientUser:
     """The new user belongs to the account with the given role and may authenticate at once;
     the password is never echoed."""
@@ -47,16 +42,11 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 
 @router.get(
     ITEM,
-    response_model=UserGroup,
-    name="get_client_user_role",
     summary="Get user's group",
     responses={404: {"description": "User is not found in the specified account."}},
 )
 async def get_client_user_role(
-    clientId: ClientId,
-    userId: UserId,
-    session: Session,
-    caller: CurrentCaller,  # noqa: N803
+    clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller
 ) -> UserGroup:
     """The user's group in the account (`user_role` is left out for a user in no group).
     Anyone who sees the account."""
@@ -67,16 +57,11 @@ async def get_client_user_role(
     ITEM,
     status_code=204,
     response_class=Response,
-    name="update_client_user_role",
     summary="Change user's group",
     responses={204: {"description": "The user's group has been successfully changed."}},
 )
 async def update_client_user_role(
-    clientId: ClientId,
-    userId: UserId,
-    body: UserGroupChange,  # noqa: N803
-    session: Session,
-    actor: CurrentActor,
+    clientId: ClientId, userId: UserId, body: UserGroupChange, session: Session, actor: CurrentActor
 ) -> Response:
     """The user is then in exactly this group. Operators, resellers (their clients and
     themselves) and client administrators; not for one's own user."""
@@ -88,15 +73,11 @@ async def update_client_user_role(
     ITEM,
     status_code=200,
     response_class=Response,
-    name="revoke_client_user_access",
     summary="Revoke user's access to account",
     responses={200: {"description": "The user's access has been successfully revoked."}},
 )
 async def revoke_client_user_access(
-    clientId: ClientId,
-    userId: UserId,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor
 ) -> Response:
     """A user has one account, so the user is deleted: its API keys stop authenticating at
     once. Same callers as the group change."""

@@ -25,7 +25,6 @@ ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
 @router.get(
     "/iam/clients",
     response_model=list[Client] | ClientPage,
-    name="list_clients",
     summary="Get clients",
     openapi_extra={"parameters": query_model_parameters(ClientListQuery)},
 )
@@ -46,44 +45,22 @@ async def list_clients(
 
 
 # Declared before /iam/clients/{clientId}, which would otherwise take "me" as an id.
-@router.get(
-    "/iam/clients/me",
-    response_model=ClientBase,
-    name="get_account_details",
-    summary="Account Details",
-)
+@router.get("/iam/clients/me", response_model=ClientBase, summary="Account Details")
 async def get_account_details(session: Session, caller: CurrentCaller) -> Client:
     """The caller's own account, its users and other details. Every caller."""
     return await reads.me(session, caller)
 
 
-@router.get(
-    "/iam/clients/{clientId}",
-    response_model=Client,
-    name="get_client",
-    summary="Get client's details",
-)
-async def get_client(
-    clientId: ClientId,
-    session: Session,
-    caller: CurrentCaller,  # noqa: N803
-) -> Client:
+@router.get("/iam/clients/{clientId}", summary="Get client's details")
+async def get_client(clientId: ClientId, session: Session, caller: CurrentCaller) -> Client:
     """Operators: any account; resellers: their clients and their own account; client
     administrators and members: their own account. Any other, and a deleted account, is 404."""
     return await reads.get(session, caller, clientId)
 
 
-@router.patch(
-    "/iam/clients/{clientId}",
-    response_model=Client,
-    name="update_client",
-    summary="Update a client account",
-)
+@router.patch("/iam/clients/{clientId}", summary="Update a client account")
 async def update_client(
-    clientId: ClientId,
-    body: ClientPatch,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, body: ClientPatch, session: Session, actor: CurrentActor
 ) -> Client:
     """Partial update: absent fields are left untouched. `reseller`, `seller` and `is_test`
     may be changed only by an operator, or by a reseller for its clients. `status` follows
@@ -95,13 +72,10 @@ async def update_client(
     "/iam/clients/{clientId}",
     status_code=204,
     response_class=Response,
-    name="request_client_deletion",
     summary="Request deletion of a client account",
 )
 async def request_client_deletion(
-    clientId: ClientId,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, session: Session, actor: CurrentActor
 ) -> Response:
     """Marks the account deleted: its users and API keys stop working at once, and every
     enabled `deletion_request` address of its reseller is e-mailed. Client administrators

@@ -19,38 +19,19 @@ router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
 SellerId = Annotated[int, Path(ge=1, le=INT32_MAX)]
 
 
-@router.post(
-    "/iam/admin/sellers",
-    response_model=Seller,
-    name="create_seller",
-    summary="Create a seller",
-    dependencies=[IDEMPOTENT],
-)
+@router.post("/iam/admin/sellers", summary="Create a seller", dependencies=[IDEMPOTENT])
 async def create_seller(body: SellerWrite, session: Session, actor: CurrentActor) -> Seller:
     return await service.create(session, actor, body)
 
 
-@router.get(
-    "/iam/admin/sellers/{sellerId}",
-    response_model=Seller,
-    name="get_seller",
-    summary="Read a seller",
-)
-async def get_seller(sellerId: SellerId, session: Session, caller: CurrentCaller) -> Seller:  # noqa: N803
+@router.get("/iam/admin/sellers/{sellerId}", summary="Read a seller")
+async def get_seller(sellerId: SellerId, session: Session, caller: CurrentCaller) -> Seller:
     return await service.get(session, caller, sellerId)
 
 
-@router.patch(
-    "/iam/admin/sellers/{sellerId}",
-    response_model=Seller,
-    name="update_seller",
-    summary="Update a seller",
-)
+@router.patch("/iam/admin/sellers/{sellerId}", summary="Update a seller")
 async def update_seller(
-    sellerId: SellerId,
-    body: SellerWrite,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    sellerId: SellerId, body: SellerWrite, session: Session, actor: CurrentActor
 ) -> Seller:
     return await service.update(session, actor, sellerId, body)
 
@@ -67,12 +48,7 @@ def _deleted(value: str | None) -> bool | None:
     return {"true": True, "false": False}.get((value or "").lower())
 
 
-@router.get(
-    "/iam/admin/sellers",
-    response_model=list[Seller] | SellerPage,
-    name="list_sellers",
-    summary="Get a list of sellers",
-)
+@router.get("/iam/admin/sellers", summary="Get a list of sellers")
 async def list_sellers(
     request: Request,
     session: Session,
@@ -162,10 +138,9 @@ async def list_sellers(
     "/iam/admin/sellers/{sellerId}",
     status_code=204,
     response_class=Response,
-    name="delete_seller",
     summary="Delete a seller",
 )
-async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> Response:
     """Marks the seller deleted (it is still read, with `deleted` true) and unassigns it
     from its clients, which stay without a seller."""
     await service.delete(session, actor, sellerId)

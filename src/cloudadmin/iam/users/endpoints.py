@@ -20,9 +20,7 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 
 @router.post(
     "/iam/users",
-    response_model=UserCreated,
     status_code=201,
-    name="create_user",
     dependencies=[IDEMPOTENT],
     summary="Create a user with a new client account",
 )
@@ -32,7 +30,7 @@ async def create_user(body: UserCreate, session: Session, actor: CurrentActor) -
     return await service.create(session, actor, body)
 
 
-@router.get("/iam/users", response_model=UserPage, name="list_users", summary="Get users")
+@router.get("/iam/users", summary="Get users")
 async def list_users(
     request: Request,
     session: Session,
@@ -54,29 +52,16 @@ async def list_users(
     return await manage.list_users(session, caller, limit=limit, offset=offset, url=request.url)
 
 
-@router.get(
-    "/iam/users/{userId}",
-    response_model=User,
-    name="get_user",
-    summary="Get user's details",
-)
-async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:  # noqa: N803
+@router.get("/iam/users/{userId}", summary="Get user's details")
+async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:
     """A user of an account the caller sees (a reseller: its own and its clients';
     everyone else: its own)."""
     return await manage.get(session, caller, userId)
 
 
-@router.patch(
-    "/iam/users/{userId}",
-    response_model=User,
-    name="update_user",
-    summary="Update user's details",
-)
+@router.patch("/iam/users/{userId}", summary="Update user's details")
 async def update_user(
-    userId: UserId,
-    body: UserPatch,
-    session: Session,
-    actor: CurrentActor,  # noqa: N803
+    userId: UserId, body: UserPatch, session: Session, actor: CurrentActor
 ) -> User:
     """Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; read-only
     fields sent along are ignored. Anyone may update their own user; client administrators
@@ -88,11 +73,10 @@ async def update_user(
     "/iam/users/{userId}",
     status_code=200,
     response_class=Response,
-    name="delete_user",
     summary="Delete user",
     responses={200: {"description": "User has been successfully deleted."}},
 )
-async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:
     """Resellers and operators: marks the user deleted; its API keys stop authenticating
     at once. A caller cannot delete its own user."""
     await manage.delete(session, actor, userId)

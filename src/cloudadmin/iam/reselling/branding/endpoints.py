@@ -28,13 +28,8 @@ def _url_for(request: Request) -> service.UrlFor:
     return lambda name: str(request.url_for(FILE_ROUTE, name=name))
 
 
-@router.get(
-    "/iam/reselling/settings",
-    response_model=BrandingSettings,
-    name="get_branding_settings",
-    summary="Read branding settings",
-)
-async def get_settings(
+@router.get("/iam/reselling/settings", summary="Read branding settings")
+async def get_branding_settings(
     request: Request, session: Session, caller: CurrentCaller
 ) -> BrandingSettings:
     """The caller's reseller account's settings; defaults when none were saved. The
@@ -42,13 +37,8 @@ async def get_settings(
     return await service.get(session, caller, _url_for(request))
 
 
-@router.put(
-    "/iam/reselling/settings",
-    response_model=BrandingSettings,
-    name="replace_branding_settings",
-    summary="Replace branding settings",
-)
-async def replace_settings(
+@router.put("/iam/reselling/settings", summary="Replace branding settings")
+async def replace_branding_settings(
     request: Request, body: BrandingWrite, session: Session, actor: CurrentActor
 ) -> BrandingSettings:
     return await service.replace(
@@ -70,13 +60,8 @@ async def _read(part: str, upload: UploadFile | None) -> bytes | None:
     return data
 
 
-@router.post(
-    "/iam/reselling/settings/upload",
-    response_model=BrandingSettings,
-    name="upload_branding_files",
-    summary="Upload logo and favicon",
-)
-async def upload_files(
+@router.post("/iam/reselling/settings/upload", summary="Upload logo and favicon")
+async def upload_branding_files(
     request: Request,
     session: Session,
     actor: CurrentActor,

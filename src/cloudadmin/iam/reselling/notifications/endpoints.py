@@ -26,15 +26,10 @@ BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
 
 
-@router.get(
-    BASE,
-    response_model=NotificationSettingPage,
-    name="list_notification_settings",
-    summary="List notification settings",
-)
-async def list_settings(
+@router.get(BASE, summary="List notification settings")
+async def list_notification_settings(
     request: Request,
-    resellerId: ResellerId,  # noqa: N803
+    resellerId: ResellerId,
     session: Session,
     caller: CurrentCaller,
     limit: Annotated[
@@ -57,46 +52,28 @@ async def list_settings(
 
 
 @router.post(
-    BASE,
-    response_model=NotificationSetting,
-    status_code=201,
-    name="create_notification_setting",
-    summary="Create a notification setting",
-    dependencies=[IDEMPOTENT],
+    BASE, status_code=201, summary="Create a notification setting", dependencies=[IDEMPOTENT]
 )
-async def create_setting(
-    resellerId: ResellerId,
-    body: NotificationSettingCreate,
-    session: Session,  # noqa: N803
-    actor: CurrentActor,
+async def create_notification_setting(
+    resellerId: ResellerId, body: NotificationSettingCreate, session: Session, actor: CurrentActor
 ) -> NotificationSetting:
     return await service.create(session, actor, resellerId, body)
 
 
-@router.get(
-    ITEM,
-    response_model=NotificationSetting,
-    name="get_notification_setting",
-    summary="Read a notification setting",
-)
-async def get_setting(
+@router.get(ITEM, summary="Read a notification setting")
+async def get_notification_setting(
     resellerId: ResellerId,
-    notificationSettingsId: SettingId,  # noqa: N803
+    notificationSettingsId: SettingId,
     session: Session,
     caller: CurrentCaller,
 ) -> NotificationSetting:
     return await service.get(session, caller, resellerId, notificationSettingsId)
 
 
-@router.patch(
-    ITEM,
-    response_model=NotificationSetting,
-    name="update_notification_setting",
-    summary="Update a notification setting",
-)
-async def update_setting(
+@router.patch(ITEM, summary="Update a notification setting")
+async def update_notification_setting(
     resellerId: ResellerId,
-    notificationSettingsId: SettingId,  # noqa: N803
+    notificationSettingsId: SettingId,
     body: NotificationSettingPatch,
     session: Session,
     actor: CurrentActor,
@@ -105,17 +82,10 @@ async def update_setting(
 
 
 @router.delete(
-    ITEM,
-    status_code=204,
-    response_class=Response,
-    name="delete_notification_setting",
-    summary="Delete a notification setting",
+    ITEM, status_code=204, response_class=Response, summary="Delete a notification setting"
 )
-async def delete_setting(
-    resellerId: ResellerId,
-    notificationSettingsId: SettingId,  # noqa: N803
-    session: Session,
-    actor: CurrentActor,
+async def delete_notification_setting(
+    resellerId: ResellerId, notificationSettingsId: SettingId, session: Session, actor: CurrentActor
 ) -> Response:
     await service.delete(session, actor, resellerId, notificationSettingsId)
     return Response(status_code=204)
