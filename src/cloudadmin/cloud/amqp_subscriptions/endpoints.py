@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Response
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
@@ -14,7 +14,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionList,
     AmqpSubscriptionUpdate,
 )
-from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
+from cloudadmin.cloud.request_state import ERROR_BODY
 from cloudadmin.cloud.scoping import Limit, Offset
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.idempotency import IDEMPOTENT
@@ -35,11 +35,15 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
     responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
 )
 async def subscribe_amqp(
-    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
+    body: AmqpSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
 ) -> Response:
     """Creates the caller's account's subscription (one per account). Administrators of the
     account; operators (for their own account)."""
-    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
+    await service.subscribe(session, actor, box, outbound, body)
     return Response(status_code=204)
 
 
@@ -50,7 +54,7 @@ async def subscribe_amqp(
     summary="Send a test message to an AMQP broker",
 )
 async def subscribe_amqp_test(
-    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
+    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, outbound: AppOutbound
 ) -> Response:
     """Publishes one persistent test message (`{"test": true, ...}`) with the given
     connection string, exchange and routing key, and waits for the broker's confirmation.
@@ -59,7 +63,7 @@ async def subscribe_amqp_test(
     delivered: one generic reason per kind of failure (could not connect, authentication,
     TLS, virtual host, exchange), never the broker's words. Nothing is stored.
     Administrators; operators."""
-    await probe.send_test_message(session, actor, outbound(request), body)
+    await probe.send_test_message(session, actor, outbound, body)
     return Response(status_code=204)
 
 
@@ -77,9 +81,9 @@ async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
 
 @router.get(f"{BASE}/amqp_subscriptions_list", summary="List AMQP subscriptions")
 async def list_amqp_subscriptions(
-    request: Request,
     session: Session,
     caller: CurrentCaller,
+    box: AppSecretBox,
     limit: Limit = 1000,
     offset: Offset = 0,
     client_id: Annotated[
@@ -89,16 +93,16 @@ async def list_amqp_subscriptions(
     """The caller's account's subscription (operators: every account's). Passwords are
     masked."""
     return await service.list_(
-        session, caller, secret_box(request), client_id=client_id, limit=limit, offset=offset
+        session, caller, box, client_id=client_id, limit=limit, offset=offset
     )
 
 
 @router.get(f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Read an AMQP subscription")
 async def get_amqp_subscription(
-    subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
+    subscription_id: SubscriptionId, session: Session, caller: CurrentCaller, box: AppSecretBox
 ) -> AmqpSubscription:
     """Any user of the owning account; operators. The password is masked."""
-    return await service.get(session, caller, secret_box(request), subscription_id)
+    return await service.get(session, caller, box, subscription_id)
 
 
 @router.patch(
@@ -107,14 +111,13 @@ async def get_amqp_subscription(
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,
     body: AmqpSubscriptionUpdate,
-    request: Request,
     session: Session,
     actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
 ) -> AmqpSubscription:
     """Partial: only the fields sent change. The connection string is validated and stored
     encrypted; the answer masks its password, and a connection string sent back with the
     masked password (`user:***@`) keeps the stored one. New delivery settings are tried at
     once (the retry backoff is reset). Administrators of the owning account; operators."""
-    return await service.update(
-        session, actor, secret_box(request), outbound(request), subscription_id, body
-    )
+    return await service.update(session, actor, box, outbound, subscription_id, body)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
-from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.request_state import ERROR_BODY
 from cloudadmin.cloud.scoping import Limit, Offset
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
@@ -31,7 +31,11 @@ BASE = "/cloud/v1/user_actions"
     },
 )
 async def subscribe_webhook(
-    body: WebhookSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
+    body: WebhookSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
 ) -> Response:
     """Creates the caller's account's webhook subscription (one per account): each user
     action of the account is POSTed to `url` as JSON (the same record the AMQP message
@@ -40,7 +44,7 @@ async def subscribe_webhook(
     name or password, or names an address that is not allowed (loopback, private,
     link-local, metadata...; host names are checked each time the service connects).
     Administrators of the account; operators (for their own account)."""
-    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
+    await service.subscribe(session, actor, box, outbound, body)
     return Response(status_code=204)
 
 

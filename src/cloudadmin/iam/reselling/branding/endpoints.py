@@ -9,7 +9,7 @@ from fastapi import APIRouter, File, Request, UploadFile
 from fastapi.responses import FileResponse
 
 from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.branding import blobs, images, service, serving
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings, BrandingWrite
@@ -39,16 +39,14 @@ async def get_branding_settings(
 
 @router.put("/iam/reselling/settings", summary="Replace branding settings")
 async def replace_branding_settings(
-    request: Request, body: BrandingWrite, session: Session, actor: CurrentActor
+    request: Request,
+    body: BrandingWrite,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
 ) -> BrandingSettings:
-    return await service.replace(
-        session,
-        actor,
-        body,
-        app_state(request.app).secret_box,
-        _url_for(request),
-        outbound=app_state(request.app).outbound,
-    )
+    return await service.replace(session, actor, body, box, _url_for(request), outbound=outbound)
 
 
 async def _read(part: str, upload: UploadFile | None) -> bytes | None:
