@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
@@ -103,11 +104,22 @@ def describe(doc: str) -> str:
     return "\n\n".join(paragraph.replace("\n", " ") for paragraph in paragraphs)
 
 
+def _returns_nothing(endpoint: Callable[..., Any]) -> bool:
+    """Declared ``-> None`` (the string "None" under ``from __future__ import annotations``)."""
+    returns = getattr(endpoint, "__annotations__", {}).get("return", Ellipsis)
+    return returns is None or returns == "None"
+
+
 class ApiRoute(APIRoute):
     def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
         # An operation is described by its handler's docstring (as FastAPI does).
         if options.get("description") is None and endpoint.__doc__:
             options["description"] = describe(endpoint.__doc__)
+        # A handler that returns nothing answers with its status and no body at all, not
+        # with a JSON null (nor a JSON content type on a 204).
+        default_class = isinstance(options.get("response_class"), DefaultPlaceholder)
+        if default_class and _returns_nothing(endpoint):
+            options["response_class"] = Response
         super().__init__(path, endpoint, **options)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

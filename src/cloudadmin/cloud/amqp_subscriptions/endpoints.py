@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query
 
 from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.amqp_subscriptions import probe, service
@@ -29,7 +29,6 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
 @router.post(
     f"{BASE}/subscribe_amqp",
     status_code=204,
-    response_class=Response,
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
     responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
@@ -40,22 +39,18 @@ async def subscribe_amqp(
     actor: CurrentActor,
     box: AppSecretBox,
     outbound: AppOutbound,
-) -> Response:
+) -> None:
     """Creates the caller's account's subscription (one per account). Administrators of the
     account; operators (for their own account)."""
     await service.subscribe(session, actor, box, outbound, body)
-    return Response(status_code=204)
 
 
 @router.post(
-    f"{BASE}/subscribe_amqp_test",
-    status_code=204,
-    response_class=Response,
-    summary="Send a test message to an AMQP broker",
+    f"{BASE}/subscribe_amqp_test", status_code=204, summary="Send a test message to an AMQP broker"
 )
 async def subscribe_amqp_test(
     body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, outbound: AppOutbound
-) -> Response:
+) -> None:
     """Publishes one persistent test message (`{"test": true, ...}`) with the given
     connection string, exchange and routing key, and waits for the broker's confirmation.
     400 naming `connection_string` when the broker's address is not allowed (loopback,
@@ -64,19 +59,14 @@ async def subscribe_amqp_test(
     TLS, virtual host, exchange), never the broker's words. Nothing is stored.
     Administrators; operators."""
     await probe.send_test_message(session, actor, outbound, body)
-    return Response(status_code=204)
 
 
 @router.post(
-    f"{BASE}/unsubscribe_amqp",
-    status_code=204,
-    response_class=Response,
-    summary="Unsubscribe from user actions over AMQP",
+    f"{BASE}/unsubscribe_amqp", status_code=204, summary="Unsubscribe from user actions over AMQP"
 )
-async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
+async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> None:
     """Deletes the caller's account's subscription; 404 when there is none."""
     await service.unsubscribe(session, actor)
-    return Response(status_code=204)
 
 
 @router.get(f"{BASE}/amqp_subscriptions_list", summary="List AMQP subscriptions")

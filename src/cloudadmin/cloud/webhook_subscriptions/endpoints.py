@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter
 
 from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.request_state import ERROR_BODY
@@ -23,7 +23,6 @@ BASE = "/cloud/v1/user_actions"
 @router.post(
     f"{BASE}/subscribe",
     status_code=204,
-    response_class=Response,
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
     responses={
@@ -36,7 +35,7 @@ async def subscribe_webhook(
     actor: CurrentActor,
     box: AppSecretBox,
     outbound: AppOutbound,
-) -> Response:
+) -> None:
     """Creates the caller's account's webhook subscription (one per account): each user
     action of the account is POSTed to `url` as JSON (the same record the AMQP message
     carries), with the header `auth_header_name: auth_header_value`. The value is stored
@@ -45,21 +44,18 @@ async def subscribe_webhook(
     link-local, metadata...; host names are checked each time the service connects).
     Administrators of the account; operators (for their own account)."""
     await service.subscribe(session, actor, box, outbound, body)
-    return Response(status_code=204)
 
 
 @router.post(
     f"{BASE}/unsubscribe",
     status_code=204,
-    response_class=Response,
     summary="Unsubscribe from user actions over an HTTP webhook",
     responses={404: {"description": "The account has no webhook subscription", **ERROR_BODY}},
 )
-async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> Response:
+async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> None:
     """Deletes the caller's account's webhook subscription and what it was still owed; 404
     when there is none. Administrators of the account; operators."""
     await service.unsubscribe(session, actor)
-    return Response(status_code=204)
 
 
 @router.get(f"{BASE}/subscriptions_list", summary="List webhook subscriptions")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
@@ -79,15 +79,11 @@ async def get_api_token(
 
 
 @router.delete(
-    "/iam/clients/{clientId}/tokens/{tokenId}",
-    status_code=204,
-    response_class=Response,
-    summary="Delete an API token",
+    "/iam/clients/{clientId}/tokens/{tokenId}", status_code=204, summary="Delete an API token"
 )
 async def delete_api_token(
     clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor
-) -> Response:
+) -> None:
     """The token stops authenticating at once; this cannot be undone. Members delete only
     the tokens they issued."""
     await service.delete_token(session, actor, clientId, tokenId)
-    return Response(status_code=204)

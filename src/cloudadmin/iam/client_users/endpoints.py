@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.client_users import manage, service
@@ -56,30 +56,26 @@ async def get_client_user_role(
 @router.put(
     ITEM,
     status_code=204,
-    response_class=Response,
     summary="Change user's group",
     responses={204: {"description": "The user's group has been successfully changed."}},
 )
 async def update_client_user_role(
     clientId: ClientId, userId: UserId, body: UserGroupChange, session: Session, actor: CurrentActor
-) -> Response:
+) -> None:
     """The user is then in exactly this group. Operators, resellers (their clients and
     themselves) and client administrators; not for one's own user."""
     await manage.change_group(session, actor, clientId, userId, body)
-    return Response(status_code=204)
 
 
 @router.delete(
     ITEM,
     status_code=200,
-    response_class=Response,
     summary="Revoke user's access to account",
     responses={200: {"description": "The user's access has been successfully revoked."}},
 )
 async def revoke_client_user_access(
     clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor
-) -> Response:
+) -> None:
     """A user has one account, so the user is deleted: its API keys stop authenticating at
     once. Same callers as the group change."""
     await manage.revoke(session, actor, clientId, userId)
-    return Response(status_code=200)

@@ -69,16 +69,12 @@ async def update_client(
 
 
 @router.delete(
-    "/iam/clients/{clientId}",
-    status_code=204,
-    response_class=Response,
-    summary="Request deletion of a client account",
+    "/iam/clients/{clientId}", status_code=204, summary="Request deletion of a client account"
 )
 async def request_client_deletion(
     clientId: ClientId, session: Session, actor: CurrentActor
-) -> Response:
+) -> None:
     """Marks the account deleted: its users and API keys stop working at once, and every
     enabled `deletion_request` address of its reseller is e-mailed. Client administrators
     for their own account, resellers for their clients, operators."""
     await service.request_deletion(session, actor, clientId)
-    return Response(status_code=204)

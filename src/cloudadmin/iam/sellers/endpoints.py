@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
@@ -134,14 +134,8 @@ async def list_sellers(
     )
 
 
-@router.delete(
-    "/iam/admin/sellers/{sellerId}",
-    status_code=204,
-    response_class=Response,
-    summary="Delete a seller",
-)
-async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> Response:
+@router.delete("/iam/admin/sellers/{sellerId}", status_code=204, summary="Delete a seller")
+async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> None:
     """Marks the seller deleted (it is still read, with `deleted` true) and unassigns it
     from its clients, which stay without a seller."""
     await service.delete(session, actor, sellerId)
-    return Response(status_code=204)

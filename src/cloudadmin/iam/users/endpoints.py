@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.users import manage, service
@@ -72,12 +72,10 @@ async def update_user(
 @router.delete(
     "/iam/users/{userId}",
     status_code=200,
-    response_class=Response,
     summary="Delete user",
     responses={200: {"description": "User has been successfully deleted."}},
 )
-async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:
+async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> None:
     """Resellers and operators: marks the user deleted; its API keys stop authenticating
     at once. A caller cannot delete its own user."""
     await manage.delete(session, actor, userId)
-    return Response(status_code=200)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.reselling.notifications import service
@@ -81,11 +81,8 @@ async def update_notification_setting(
     return await service.update(session, actor, resellerId, notificationSettingsId, body)
 
 
-@router.delete(
-    ITEM, status_code=204, response_class=Response, summary="Delete a notification setting"
-)
+@router.delete(ITEM, status_code=204, summary="Delete a notification setting")
 async def delete_notification_setting(
     resellerId: ResellerId, notificationSettingsId: SettingId, session: Session, actor: CurrentActor
-) -> Response:
+) -> None:
     await service.delete(session, actor, resellerId, notificationSettingsId)
-    return Response(status_code=204)
