@@ -10,7 +10,8 @@ from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
-from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
+from cloudadmin.kit.ints import INT32_MAX, Id32Filter
+from cloudadmin.kit.params import OffsetQuery, limit_query, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -55,21 +56,13 @@ async def list_sellers(
     caller: CurrentCaller,
     limit: Annotated[
         int | None,
-        Query(
-            ge=1,
-            le=1000,
-            description="The maximum number of items; without it every seller, as an array.",
-        ),
+        limit_query("The maximum number of items; without it every seller, as an array."),
     ] = None,
-    offset: Annotated[
-        PageOffset, Query(description="Offset relative to the beginning of the list.")
-    ] = 0,
+    offset: OffsetQuery = 0,
     ordering: Annotated[
         list[str] | None,
-        Query(
-            description="id, email, full_name, date_joined, activated, deleted; a leading "
-            "minus means descending; comma separated or repeated. Ties are broken by id.",
-            examples=["activated,-date_joined"],
+        ordering_query(
+            "id, email, full_name, date_joined, activated, deleted", "activated,-date_joined"
         ),
     ] = None,
     seller_id: Annotated[Id32Filter | None, Query(alias="id", description="Filter by id.")] = None,

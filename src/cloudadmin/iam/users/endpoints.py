@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.users import manage, service
 from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
-from cloudadmin.kit.ints import Id32, PageOffset
+from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.params import OffsetQuery, limit_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -36,16 +37,9 @@ async def list_users(
     session: Session,
     caller: CurrentCaller,
     limit: Annotated[
-        int | None,
-        Query(
-            ge=1,
-            le=1000,
-            description="The maximum number of items; without it every user is returned.",
-        ),
+        int | None, limit_query("The maximum number of items; without it every user is returned.")
     ] = None,
-    offset: Annotated[
-        PageOffset, Query(description="Offset relative to the beginning of the list.")
-    ] = 0,
+    offset: OffsetQuery = 0,
 ) -> UserPage:
     """The users of the caller's account that are not deleted, by id. Without `limit`
     every user is returned."""

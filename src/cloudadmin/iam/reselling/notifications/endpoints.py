@@ -15,6 +15,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPatch,
 )
 from cloudadmin.kit.ints import Id32, PageOffset
+from cloudadmin.kit.params import limit_query, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -33,17 +34,12 @@ async def list_notification_settings(
     session: Session,
     caller: CurrentCaller,
     limit: Annotated[
-        int | None,
-        Query(ge=1, le=1000, description="Page size; without it every setting is returned."),
+        int | None, limit_query("Page size; without it every setting is returned.")
     ] = None,
     offset: Annotated[PageOffset, Query()] = 0,
     ordering: Annotated[
         list[str] | None,
-        Query(
-            description="Fields id, reseller, notification_type, email, enabled; a leading "
-            "minus means descending; comma separated or repeated. Ties are broken by id.",
-            examples=["-id"],
-        ),
+        ordering_query("Fields id, reseller, notification_type, email, enabled", "-id"),
     ] = None,
 ) -> NotificationSettingPage:
     return await service.list_settings(
