@@ -26,6 +26,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.query_model import QueryModel, query_model_parameters
 from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
@@ -111,6 +112,11 @@ def _returns_nothing(endpoint: Callable[..., Any]) -> bool:
 
 
 class ApiRoute(APIRoute):
+    """The route of every API operation: one transaction a request (none for a read), and
+    an activity-log row. A handler says each thing once: its docstring is the operation's
+    description, ``-> None`` answers its status with an empty body, and a query model
+    (web/query_model.py) documents its own parameters."""
+
     def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
         # An operation is described by its handler's docstring (as FastAPI does).
         if options.get("description") is None and endpoint.__doc__:
@@ -121,6 +127,13 @@ class ApiRoute(APIRoute):
         if default_class and _returns_nothing(endpoint):
             options["response_class"] = Response
         super().__init__(path, endpoint, **options)
+        # A query model (web/query_model.py) is documented as FastAPI documents Query().
+        extra = self.openapi_extra or {}
+        calls = [dependency.call for dependency in self.dependant.dependencies]
+        models = [call.model for call in calls if isinstance(call, QueryModel)]
+        if models and "parameters" not in extra:
+            parameters = [p for model in models for p in query_model_parameters(model)]
+            self.openapi_extra = {**extra, "parameters": parameters}
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()

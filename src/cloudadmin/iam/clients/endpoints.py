@@ -13,7 +13,7 @@ from cloudadmin.iam.clients import reads, service
 from cloudadmin.iam.clients.query import ClientListQuery, ClientPage
 from cloudadmin.iam.clients.schemas import Client, ClientBase, ClientPatch
 from cloudadmin.kit.ints import INT32_MAX
-from cloudadmin.web.query_model import query_model, query_model_parameters
+from cloudadmin.web.query_model import query_model
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
@@ -26,7 +26,6 @@ ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
     "/iam/clients",
     response_model=list[Client] | ClientPage,
     summary="Get clients",
-    openapi_extra={"parameters": query_model_parameters(ClientListQuery)},
 )
 async def list_clients(
     request: Request,
