@@ -98,7 +98,7 @@ async def upload_branding_files(
         }
     },
 )
-async def get_file(request: Request, name: str) -> FileResponse:
+async def get_branding_file(request: Request, name: str) -> FileResponse:
     """Public (the control panel shows it before sign-in): names are the SHA-256 of the
     content, served as immutable. An SVG is sent as a download (`Content-Disposition:
     attachment`) unless requested as an image (`Sec-Fetch-Dest: image`, or an `Accept`
