@@ -15,11 +15,10 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
 
+BASE = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
 
-@router.get(
-    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}",
-    summary="Read a snapshot lifecycle policy",
-)
+
+@router.get(f"{BASE}/{{policy_id}}", summary="Read a snapshot lifecycle policy")
 async def get_lifecycle_policy(
     project_id: ProjectId,
     region_id: RegionId,
@@ -38,10 +37,7 @@ async def get_lifecycle_policy(
     )
 
 
-@router.get(
-    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
-    summary="List snapshot lifecycle policies",
-)
+@router.get(BASE, summary="List snapshot lifecycle policies")
 async def list_lifecycle_policies(
     project_id: ProjectId,
     region_id: RegionId,

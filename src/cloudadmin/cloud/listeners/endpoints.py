@@ -16,13 +16,13 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])
 
+BASE = "/cloud/v1/lblisteners/{project_id}/{region_id}"
+
 ListenerId = Annotated[UUID, Path(description="Listener ID (UUID)")]
 ShowStats = Annotated[bool, Query(description="Fill `stats` (null otherwise).")]
 
 
-@router.get(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}", summary="List load balancer listeners"
-)
+@router.get(BASE, summary="List load balancer listeners")
 async def list_lblisteners(
     project_id: ProjectId,
     region_id: RegionId,
@@ -47,10 +47,7 @@ async def list_lblisteners(
     )
 
 
-@router.get(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
-    summary="Read a load balancer listener",
-)
+@router.get(f"{BASE}/{{listener_id}}", summary="Read a load balancer listener")
 async def get_lblistener(
     project_id: ProjectId,
     region_id: RegionId,
@@ -65,7 +62,7 @@ async def get_lblistener(
 
 
 @router.patch(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
+    f"{BASE}/{{listener_id}}",
     summary="Rename a load balancer listener",
     responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
 )
