@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -70,11 +71,31 @@ def _migrate(settings: Settings) -> None:
     migrate(settings)
 
 
+def _migrated_settings(*, wait: bool = False) -> Settings:
+    """The settings, checked (``_settings``), of a database whose schema is now up to
+    date: where a command that reads or writes the database starts."""
+    settings = _settings(wait=wait)
+    _migrate(settings)
+    return settings
+
+
+T = TypeVar("T")
+
+
+def _found_or_exit(work: Coroutine[Any, Any, T]) -> T:
+    """Runs ``work``; what it did not find (a LookupError) is one line on stderr and exit
+    status 1."""
+    try:
+        return asyncio.run(work)
+    except LookupError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
 @app.command()
 def migrate() -> None:
     """Bring the database schema up to date."""
-    settings = _settings(wait=True)
-    _migrate(settings)
+    settings = _migrated_settings(wait=True)
     typer.echo(f"schema up to date: {_describe(settings)}")
 
 
@@ -85,9 +106,7 @@ def load(
     """Load a landscape document (docs/import.md) in one transaction."""
     from cloudadmin.importer.command import run_load
 
-    settings = _settings()
-    _migrate(settings)
-    raise typer.Exit(run_load(settings, source))
+    raise typer.Exit(run_load(_migrated_settings(), source))
 
 
 @app.command()
@@ -97,9 +116,7 @@ def export(
     """Write the whole database as a landscape document that `load` reads (docs/import.md)."""
     from cloudadmin.exporter.command import run_export
 
-    settings = _settings()
-    _migrate(settings)
-    raise typer.Exit(run_export(settings, target))
+    raise typer.Exit(run_export(_migrated_settings(), target))
 
 
 @app.command()
@@ -244,13 +261,8 @@ def apikey_create(
         expires_at = parse_expiry(expires, utcnow()) if expires is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--expires") from exc
-    settings = _settings()
-    _migrate(settings)
-    try:
-        token = asyncio.run(create_key(settings, user_id=user, name=name, expires_at=expires_at))
-    except LookupError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    settings = _migrated_settings()
+    token = _found_or_exit(create_key(settings, user_id=user, name=name, expires_at=expires_at))
     typer.echo(token)
 
 
@@ -261,9 +273,7 @@ def apikey_list(
     """List API keys (never their secrets): id, user, name, created, expires, last use."""
     from cloudadmin.iam.api_tokens.command import format_table, list_keys
 
-    settings = _settings()
-    _migrate(settings)
-    for line in format_table(asyncio.run(list_keys(settings, user_id=user))):
+    for line in format_table(asyncio.run(list_keys(_migrated_settings(), user_id=user))):
         typer.echo(line)
 
 
@@ -274,13 +284,7 @@ def apikey_revoke(
     """Revoke an API key: it stops authenticating at once."""
     from cloudadmin.iam.api_tokens.command import revoke
 
-    settings = _settings()
-    _migrate(settings)
-    try:
-        changed = asyncio.run(revoke(settings, key_id))
-    except LookupError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    changed = _found_or_exit(revoke(_migrated_settings(), key_id))
     typer.echo(f"revoked key {key_id}" if changed else f"key {key_id} was already revoked")
 
 

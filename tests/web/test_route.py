@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import ActivityLogEntry, Seller
+from cloudadmin.web.route import describe
 from tests.factories import Landscape, auth, landscape, make_seller
 
 SELLERS = "/iam/admin/sellers"
@@ -124,3 +125,24 @@ class TestBusyPool:
             assert "retry-after" in r.headers
         finally:
             await app_state(app).engine.dispose()
+
+
+class TestDeclarations:
+    """What a handler says once (ApiRoute)."""
+
+    async def test_a_handler_returning_nothing_answers_no_body(
+        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
+    ):
+        seller = await make_seller(session, ls.reseller_account)
+        await session.commit()
+        r = await client.delete(f"{SELLERS}/{seller.id}", headers=auth(ls.operator))
+        assert r.status_code == 204, r.text
+        # Not a JSON null, nor a JSON content type for nothing.
+        assert r.content == b"" and "content-type" not in r.headers
+
+    def test_a_description_joins_the_lines_of_each_paragraph(self):
+        doc = """One line
+        and the next.
+
+        A second paragraph."""
+        assert describe(doc) == "One line and the next.\n\nA second paragraph."

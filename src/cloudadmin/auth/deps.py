@@ -1,4 +1,5 @@
-"""FastAPI dependencies: the request's session and its caller."""
+"""FastAPI dependencies: the request's session, its caller, and what the application
+holds for handlers (its secret box, its outbound policy)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from cloudadmin.auth.service import RefusedKnownKey, authenticate, notice_due
 from cloudadmin.db.request_db import RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ApiError, TokenNotValid
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
 
 
 class NoteFailedLogin(Protocol):
@@ -131,3 +134,18 @@ async def get_actor(request: Request, caller: CurrentCaller) -> Actor:
 
 
 CurrentActor = Annotated[Actor, Depends(get_actor)]
+
+
+# async: a plain function would be run in the thread pool.
+async def get_secret_box(request: Request) -> SecretBox:
+    return app_state(request.app).secret_box
+
+
+async def get_outbound(request: Request) -> Outbound:
+    return app_state(request.app).outbound
+
+
+# What a handler hands its service from the application: the box that encrypts stored
+# secrets, and where outbound connections may go.
+AppSecretBox = Annotated[SecretBox, Depends(get_secret_box)]
+AppOutbound = Annotated[Outbound, Depends(get_outbound)]

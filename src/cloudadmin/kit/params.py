@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import Query
 from pydantic import BeforeValidator
 
+from cloudadmin.kit.ints import PageOffset
 from cloudadmin.kit.timeparse import parse_instant
 
 
@@ -22,3 +23,22 @@ InstantQuery = Annotated[
     BeforeValidator(_instant),
     Query(description="UTC instant: 2025-05-15T12:00:00Z or 2025-05-15 12:00:00."),
 ]
+
+
+def limit_query(description: str) -> Any:
+    """``limit`` of a list answered whole without it: 1 to 1000 items a page."""
+    return Query(ge=1, le=1000, description=description)
+
+
+OffsetQuery = Annotated[
+    PageOffset, Query(description="Offset relative to the beginning of the list.")
+]
+
+
+def ordering_query(fields: str, example: str) -> Any:
+    """``ordering`` of a list sortable by ``fields`` (kit/ordering.py)."""
+    return Query(
+        description=f"{fields}; a leading minus means descending; comma separated or "
+        "repeated. Ties are broken by id.",
+        examples=[example],
+    )

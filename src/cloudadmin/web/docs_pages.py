@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -60,33 +62,32 @@ def _same_origin_only(page: HTMLResponse) -> HTMLResponse:
     return page
 
 
-def _prefix(request: Request) -> str:
+def _page(
+    request: Request, render: Callable[..., HTMLResponse], ui: str, assets: dict[str, str],
+    **options: Any,
+) -> HTMLResponse:
+    """The page ``render`` (FastAPI's HTML of one UI) makes for the document, titled after
+    ``ui``, its ``assets`` (keyword -> file under ASSETS_PATH) linked from this service."""
     # Behind a proxy that serves the API under a path prefix, the pages' links carry it.
-    return str(request.scope.get("root_path", "")).rstrip("/")
+    root = str(request.scope.get("root_path", "")).rstrip("/")
+    links = {keyword: f"{root}{ASSETS_PATH}/{file}" for keyword, file in assets.items()}
+    page = render(openapi_url=f"{root}{OPENAPI_PATH}", title=f"{TITLE} - {ui}", **links, **options)
+    return _same_origin_only(page)
 
 
 @router.get("/docs")
 async def swagger_ui(request: Request) -> HTMLResponse:
-    root = _prefix(request)
-    return _same_origin_only(get_swagger_ui_html(
-        openapi_url=f"{root}{OPENAPI_PATH}",
-        title=f"{TITLE} - Swagger UI",
-        swagger_js_url=f"{root}{ASSETS_PATH}/swagger-ui-bundle.js",
-        swagger_css_url=f"{root}{ASSETS_PATH}/swagger-ui.css",
-        swagger_favicon_url=f"{root}{ASSETS_PATH}/favicon.svg",
-        oauth2_redirect_url=None,
-        # Swagger UI would otherwise send the document to a public validator for a badge.
-        swagger_ui_parameters={"validatorUrl": None},
-    ))
+    assets = {
+        "swagger_js_url": "swagger-ui-bundle.js",
+        "swagger_css_url": "swagger-ui.css",
+        "swagger_favicon_url": "favicon.svg",
+    }
+    # Swagger UI would otherwise send the document to a public validator for a badge.
+    return _page(request, get_swagger_ui_html, "Swagger UI", assets,
+                 oauth2_redirect_url=None, swagger_ui_parameters={"validatorUrl": None})
 
 
 @router.get("/redoc")
 async def redoc(request: Request) -> HTMLResponse:
-    root = _prefix(request)
-    return _same_origin_only(get_redoc_html(
-        openapi_url=f"{root}{OPENAPI_PATH}",
-        title=f"{TITLE} - ReDoc",
-        redoc_js_url=f"{root}{ASSETS_PATH}/redoc.standalone.js",
-        redoc_favicon_url=f"{root}{ASSETS_PATH}/favicon.svg",
-        with_google_fonts=False,
-    ))
+    assets = {"redoc_js_url": "redoc.standalone.js", "redoc_favicon_url": "favicon.svg"}
+    return _page(request, get_redoc_html, "ReDoc", assets, with_google_fonts=False)

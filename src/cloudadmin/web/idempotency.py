@@ -53,6 +53,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 # A claim still running after this long belongs to a request that died (a crash, a
 # cancelled task): a retry may take the key over. Far above any request's duration.
 LEASE_SECONDS = 60
+_STILL_RUNNING = f"A request with this {HEADER} is still running; retry once it has answered."
 # Expired keys deleted per claim: enough to keep up with any claim rate, small enough
 # that a claim stays one short statement.
 PURGE_BATCH = 100
@@ -161,11 +162,13 @@ async def claim(
     await session.commit()
     for _ in range(_ATTEMPTS):
         token = secrets.token_hex(16)
+        # What a claim writes, into a new row or over an expired one.
+        claim = {"request_hash": request_hash, "claim": token, "created_at": now}
         try:
             await _purge(session, now - ttl)
-            await session.execute(insert(_table).values(
-                account_id=account_id, idempotency_key=key, request_hash=request_hash,
-                claim=token, created_at=now))
+            await session.execute(
+                insert(_table).values(account_id=account_id, idempotency_key=key, **claim)
+            )
             await session.commit()
             return Held(account_id, key, token)
         except IntegrityError:
@@ -183,19 +186,18 @@ async def claim(
             if row.status_code is not None:
                 raise Replay(_stored_response(row, unseal))
             if row.created_at > now - timedelta(seconds=LEASE_SECONDS):
-                raise Conflict(f"A request with this {HEADER} is still running; retry "
-                               "once it has answered.")
+                raise Conflict(_STILL_RUNNING)
         # Expired, or abandoned by a request that died: take it over, unless another
         # retry did so first (the claim changed).
         taken = await session.execute(
-            update(_table).where(*where, _c.claim == row.claim).values(
-                request_hash=request_hash, claim=token, created_at=now,
-                status_code=None, content_type=None, body=None))
+            update(_table)
+            .where(*where, _c.claim == row.claim)
+            .values(**claim, status_code=None, content_type=None, body=None)
+        )
         await session.commit()
         if rows_matched(taken) == 1:
             return Held(account_id, key, token)
-    raise Conflict(f"A request with this {HEADER} is still running; retry once it has "
-                   "answered.")
+    raise Conflict(_STILL_RUNNING)
 
 
 async def _purge(session: AsyncSession, cutoff: datetime) -> None:

@@ -13,6 +13,14 @@ from __future__ import annotations
 from fastapi.routing import APIRoute
 from fastapi.utils import generate_unique_id
 
+# The longer paths, by their common stem.
+_NOTIFICATIONS = "/iam/reselling/resellers/{resellerId}/notification_settings"
+_NOTIFICATION = _NOTIFICATIONS + "/{notificationSettingsId}"
+_LISTENERS = "/cloud/v1/lblisteners/{project_id}/{region_id}"
+_POLICIES = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
+_PRICING = "/cloud/v2/pricing/{project_id}/{region_id}"
+_USER_ACTIONS = "/cloud/v1/user_actions"
+
 OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/healthz"): "get_health",
     ("GET", "/readyz"): "get_readiness",
@@ -45,16 +53,11 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/iam/reselling/settings/upload"): "upload_branding_files",
     ("GET", "/iam/reselling/files/{name}"): "get_branding_file",
     # iam: reseller notification settings
-    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings"):
-        "list_notification_settings",
-    ("POST", "/iam/reselling/resellers/{resellerId}/notification_settings"):
-        "create_notification_setting",
-    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-            "{notificationSettingsId}"): "get_notification_setting",
-    ("PATCH", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-              "{notificationSettingsId}"): "update_notification_setting",
-    ("DELETE", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-               "{notificationSettingsId}"): "delete_notification_setting",
+    ("GET", _NOTIFICATIONS): "list_notification_settings",
+    ("POST", _NOTIFICATIONS): "create_notification_setting",
+    ("GET", _NOTIFICATION): "get_notification_setting",
+    ("PATCH", _NOTIFICATION): "update_notification_setting",
+    ("DELETE", _NOTIFICATION): "delete_notification_setting",
     # iam: activity log
     ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
@@ -67,32 +70,27 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/billing/org/v1/addendums"): "list_addendums",
     ("GET", "/billing/org/v1/addendums/{id}"): "get_addendum",
     # cloud: load-balancer listeners (SDK: cloud.load_balancers.listeners)
-    ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}"): "list_listeners",
-    ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "get_listener",
-    ("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"):
-        "update_listener",
+    ("GET", _LISTENERS): "list_listeners",
+    ("GET", _LISTENERS + "/{listener_id}"): "get_listener",
+    ("PATCH", _LISTENERS + "/{listener_id}"): "update_listener",
     # cloud: snapshot lifecycle policies (SDK: cloud.snapshot_schedules)
-    ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"): "list_snapshot_schedules",
-    ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}"):
-        "get_snapshot_schedule",
+    ("GET", _POLICIES): "list_snapshot_schedules",
+    ("GET", _POLICIES + "/{policy_id}"): "get_snapshot_schedule",
     # cloud: Kubernetes price preview
-    ("POST", "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters"):
-        "preview_k8s_cluster_price",
+    ("POST", _PRICING + "/k8s/clusters"): "preview_k8s_cluster_price",
     # cloud: users
     ("GET", "/cloud/v1/users"): "list_cloud_users",
     # cloud: user actions (SDK: cloud.audit_logs) and their subscriptions
-    ("GET", "/cloud/v1/user_actions"): "list_audit_logs",
-    ("POST", "/cloud/v1/user_actions/subscribe_amqp"): "create_amqp_subscription",
-    ("POST", "/cloud/v1/user_actions/subscribe_amqp_test"): "test_amqp_subscription",
-    ("POST", "/cloud/v1/user_actions/unsubscribe_amqp"): "delete_amqp_subscription",
-    ("GET", "/cloud/v1/user_actions/amqp_subscriptions_list"): "list_amqp_subscriptions",
-    ("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
-        "get_amqp_subscription",
-    ("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
-        "update_amqp_subscription",
-    ("POST", "/cloud/v1/user_actions/subscribe"): "create_webhook_subscription",
-    ("POST", "/cloud/v1/user_actions/unsubscribe"): "delete_webhook_subscription",
-    ("GET", "/cloud/v1/user_actions/subscriptions_list"): "list_webhook_subscriptions",
+    ("GET", _USER_ACTIONS): "list_audit_logs",
+    ("POST", _USER_ACTIONS + "/subscribe_amqp"): "create_amqp_subscription",
+    ("POST", _USER_ACTIONS + "/subscribe_amqp_test"): "test_amqp_subscription",
+    ("POST", _USER_ACTIONS + "/unsubscribe_amqp"): "delete_amqp_subscription",
+    ("GET", _USER_ACTIONS + "/amqp_subscriptions_list"): "list_amqp_subscriptions",
+    ("GET", _USER_ACTIONS + "/amqp_subscriptions/{subscription_id}"): "get_amqp_subscription",
+    ("PATCH", _USER_ACTIONS + "/amqp_subscriptions/{subscription_id}"): "update_amqp_subscription",
+    ("POST", _USER_ACTIONS + "/subscribe"): "create_webhook_subscription",
+    ("POST", _USER_ACTIONS + "/unsubscribe"): "delete_webhook_subscription",
+    ("GET", _USER_ACTIONS + "/subscriptions_list"): "list_webhook_subscriptions",
 }
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import FastAPI, Query
 from fastapi.exceptions import RequestValidationError
@@ -32,29 +31,35 @@ def _is_list(annotation: Any) -> bool:
     return False
 
 
-def query_model(model: type[M]) -> Callable[[Request], Awaitable[M]]:
+class QueryModel(Generic[M]):
     """A dependency giving ``model`` validated from the request's query string.
 
     A list field takes every value of its repeated parameter, any other field the last
     one (as FastAPI does). Unknown parameters reach the model, which may forbid them.
+    ApiRoute documents the model's parameters (``query_model_parameters``).
     """
-    list_fields = frozenset(
-        name for name, field in model.model_fields.items() if _is_list(field.annotation)
-    )
 
-    async def dependency(request: Request) -> M:  # async: no thread-pool hop
+    def __init__(self, model: type[M]) -> None:
+        self.model = model
+        self._list_fields = frozenset(
+            name for name, field in model.model_fields.items() if _is_list(field.annotation)
+        )
+
+    async def __call__(self, request: Request) -> M:  # async: no thread-pool hop
         params = request.query_params
         data: dict[str, Any] = {}
         for key in params:
-            data[key] = params.getlist(key) if key in list_fields else params[key]
+            data[key] = params.getlist(key) if key in self._list_fields else params[key]
         try:
-            return model.model_validate(data)
+            return self.model.model_validate(data)
         except PydanticValidationError as exc:
             raise RequestValidationError(
                 [{**err, "loc": ("query", *err["loc"])} for err in exc.errors(include_url=False)]
             ) from None
 
-    return dependency
+
+def query_model(model: type[M]) -> QueryModel[M]:
+    return QueryModel(model)
 
 
 def query_model_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:

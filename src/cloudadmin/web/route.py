@@ -8,10 +8,12 @@ method's: GET and HEAD read, every other method writes (``transaction_mode``).""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
@@ -24,6 +26,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.query_model import QueryModel, query_model_parameters
 from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
@@ -94,7 +97,44 @@ def _is_dead_connection(exc: BaseException) -> bool:
     return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
+def describe(doc: str) -> str:
+    """An operation's description from its handler's docstring: FastAPI's, with the
+    wrapped lines of each paragraph joined, for the document's text has no line breaks
+    of the source's."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(paragraph.replace("\n", " ") for paragraph in paragraphs)
+
+
+def _returns_nothing(endpoint: Callable[..., Any]) -> bool:
+    """Declared ``-> None`` (the string "None" under ``from __future__ import annotations``)."""
+    returns = getattr(endpoint, "__annotations__", {}).get("return", Ellipsis)
+    return returns is None or returns == "None"
+
+
 class ApiRoute(APIRoute):
+    """The route of every API operation: one transaction a request (none for a read), and
+    an activity-log row. A handler says each thing once: its docstring is the operation's
+    description, ``-> None`` answers its status with an empty body, and a query model
+    (web/query_model.py) documents its own parameters."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        # An operation is described by its handler's docstring (as FastAPI does).
+        if options.get("description") is None and endpoint.__doc__:
+            options["description"] = describe(endpoint.__doc__)
+        # A handler that returns nothing answers with its status and no body at all, not
+        # with a JSON null (nor a JSON content type on a 204).
+        default_class = isinstance(options.get("response_class"), DefaultPlaceholder)
+        if default_class and _returns_nothing(endpoint):
+            options["response_class"] = Response
+        super().__init__(path, endpoint, **options)
+        # A query model (web/query_model.py) is documented as FastAPI documents Query().
+        extra = self.openapi_extra or {}
+        calls = [dependency.call for dependency in self.dependant.dependencies]
+        models = [call.model for call in calls if isinstance(call, QueryModel)]
+        if models and "parameters" not in extra:
+            parameters = [p for model in models for p in query_model_parameters(model)]
+            self.openapi_extra = {**extra, "parameters": parameters}
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
         body_kind = _body_kind(self)

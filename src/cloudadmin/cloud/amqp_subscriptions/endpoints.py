@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
@@ -14,7 +14,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionList,
     AmqpSubscriptionUpdate,
 )
-from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
+from cloudadmin.cloud.request_state import ERROR_BODY
 from cloudadmin.cloud.scoping import Limit, Offset
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.idempotency import IDEMPOTENT
@@ -29,109 +29,85 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
 @router.post(
     f"{BASE}/subscribe_amqp",
     status_code=204,
-    response_class=Response,
-    name="subscribe_amqp",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
-    description="Creates the caller's account's subscription (one per account). "
-    "Administrators of the account; operators (for their own account).",
     responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
 )
 async def subscribe_amqp(
-    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
-) -> Response:
-    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
-    return Response(status_code=204)
+    body: AmqpSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
+) -> None:
+    """Creates the caller's account's subscription (one per account). Administrators of the
+    account; operators (for their own account)."""
+    await service.subscribe(session, actor, box, outbound, body)
 
 
 @router.post(
-    f"{BASE}/subscribe_amqp_test",
-    status_code=204,
-    response_class=Response,
-    name="subscribe_amqp_test",
-    summary="Send a test message to an AMQP broker",
-    description="Publishes one persistent test message (`{\"test\": true, ...}`) with the "
-    "given connection string, exchange and routing key, and waits for the broker's "
-    "confirmation. 400 naming `connection_string` when the broker's address is not "
-    "allowed (loopback, private, link-local, CGNAT, metadata...; nothing is tried) or "
-    "the message cannot be delivered: one generic reason per kind of failure (could not "
-    "connect, authentication, TLS, virtual host, exchange), never the broker's words. "
-    "Nothing is stored. Administrators; operators.",
+    f"{BASE}/subscribe_amqp_test", status_code=204, summary="Send a test message to an AMQP broker"
 )
 async def subscribe_amqp_test(
-    body: AmqpSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
-) -> Response:
-    await probe.send_test_message(session, actor, outbound(request), body)
-    return Response(status_code=204)
+    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, outbound: AppOutbound
+) -> None:
+    """Publishes one persistent test message (`{"test": true, ...}`) with the given
+    connection string, exchange and routing key, and waits for the broker's confirmation.
+    400 naming `connection_string` when the broker's address is not allowed (loopback,
+    private, link-local, CGNAT, metadata...; nothing is tried) or the message cannot be
+    delivered: one generic reason per kind of failure (could not connect, authentication,
+    TLS, virtual host, exchange), never the broker's words. Nothing is stored.
+    Administrators; operators."""
+    await probe.send_test_message(session, actor, outbound, body)
 
 
 @router.post(
-    f"{BASE}/unsubscribe_amqp",
-    status_code=204,
-    response_class=Response,
-    name="unsubscribe_amqp",
-    summary="Unsubscribe from user actions over AMQP",
-    description="Deletes the caller's account's subscription; 404 when there is none.",
+    f"{BASE}/unsubscribe_amqp", status_code=204, summary="Unsubscribe from user actions over AMQP"
 )
-async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> Response:
+async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> None:
+    """Deletes the caller's account's subscription; 404 when there is none."""
     await service.unsubscribe(session, actor)
-    return Response(status_code=204)
 
 
-@router.get(
-    f"{BASE}/amqp_subscriptions_list",
-    response_model=AmqpSubscriptionList,
-    name="list_amqp_subscriptions",
-    summary="List AMQP subscriptions",
-    description="The caller's account's subscription (operators: every account's). "
-    "Passwords are masked.",
-)
+@router.get(f"{BASE}/amqp_subscriptions_list", summary="List AMQP subscriptions")
 async def list_amqp_subscriptions(
-    request: Request,
     session: Session,
     caller: CurrentCaller,
+    box: AppSecretBox,
     limit: Limit = 1000,
     offset: Offset = 0,
     client_id: Annotated[
         int | None, Query(ge=0, le=INT32_MAX, description="Only this account's.")
     ] = None,
 ) -> AmqpSubscriptionList:
+    """The caller's account's subscription (operators: every account's). Passwords are
+    masked."""
     return await service.list_(
-        session, caller, secret_box(request), client_id=client_id, limit=limit, offset=offset
+        session, caller, box, client_id=client_id, limit=limit, offset=offset
     )
 
 
-@router.get(
-    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
-    response_model=AmqpSubscription,
-    name="get_amqp_subscription",
-    summary="Read an AMQP subscription",
-    description="Any user of the owning account; operators. The password is masked.",
-)
+@router.get(f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Read an AMQP subscription")
 async def get_amqp_subscription(
-    subscription_id: SubscriptionId, request: Request, session: Session, caller: CurrentCaller
+    subscription_id: SubscriptionId, session: Session, caller: CurrentCaller, box: AppSecretBox
 ) -> AmqpSubscription:
-    return await service.get(session, caller, secret_box(request), subscription_id)
+    """Any user of the owning account; operators. The password is masked."""
+    return await service.get(session, caller, box, subscription_id)
 
 
 @router.patch(
-    f"{BASE}/amqp_subscriptions/{{subscription_id}}",
-    response_model=AmqpSubscription,
-    name="update_amqp_subscription",
-    summary="Update an AMQP subscription",
-    description="Partial: only the fields sent change. The connection string is validated "
-    "and stored encrypted; the answer masks its password, and a connection string sent "
-    "back with the masked password (`user:***@`) keeps the stored one. New delivery "
-    "settings are tried at once (the retry backoff is reset). Administrators of the "
-    "owning account; operators.",
+    f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Update an AMQP subscription"
 )
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,
     body: AmqpSubscriptionUpdate,
-    request: Request,
     session: Session,
     actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
 ) -> AmqpSubscription:
-    return await service.update(
-        session, actor, secret_box(request), outbound(request), subscription_id, body
-    )
+    """Partial: only the fields sent change. The connection string is validated and stored
+    encrypted; the answer masks its password, and a connection string sent back with the
+    masked password (`user:***@`) keeps the stored one. New delivery settings are tried at
+    once (the retry backoff is reset). Administrators of the owning account; operators."""
+    return await service.update(session, actor, box, outbound, subscription_id, body)

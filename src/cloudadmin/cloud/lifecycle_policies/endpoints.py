@@ -15,16 +15,10 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
 
+BASE = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
 
-@router.get(
-    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}",
-    response_model=LifecyclePolicy,
-    name="get_lifecycle_policy",
-    summary="Read a snapshot lifecycle policy",
-    description="Any user of the account that owns the project; operators. `schedules` holds "
-    "`cron` and `interval` schedules (discriminated by `type`); `volumes` is filled only "
-    "with `need_volumes=true` and is empty otherwise.",
-)
+
+@router.get(f"{BASE}/{{policy_id}}", summary="Read a snapshot lifecycle policy")
 async def get_lifecycle_policy(
     project_id: ProjectId,
     region_id: RegionId,
@@ -35,20 +29,15 @@ async def get_lifecycle_policy(
         bool, Query(description="Include the policy's volumes (empty otherwise).")
     ] = False,
 ) -> LifecyclePolicy:
+    """Any user of the account that owns the project; operators. `schedules` holds `cron`
+    and `interval` schedules (discriminated by `type`); `volumes` is filled only with
+    `need_volumes=true` and is empty otherwise."""
     return await service.get(
         session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
     )
 
 
-@router.get(
-    "/cloud/v1/lifecycle_policy/{project_id}/{region_id}",
-    response_model=LifecyclePolicyList,
-    name="list_lifecycle_policies",
-    summary="List snapshot lifecycle policies",
-    description="The policies of the project in the region, by id. Any user of the "
-    "account that owns the project; operators. Each policy reads as the GET of one does, "
-    "`volumes` following `need_volumes` the same way.",
-)
+@router.get(BASE, summary="List snapshot lifecycle policies")
 async def list_lifecycle_policies(
     project_id: ProjectId,
     region_id: RegionId,
@@ -60,7 +49,15 @@ async def list_lifecycle_policies(
     limit: Limit = 1000,
     offset: Offset = 0,
 ) -> LifecyclePolicyList:
+    """The policies of the project in the region, by id. Any user of the account that owns
+    the project; operators. Each policy reads as the GET of one does, `volumes` following
+    `need_volumes` the same way."""
     return await service.list_(
-        session, caller, project_id, region_id, need_volumes=need_volumes, limit=limit,
+        session,
+        caller,
+        project_id,
+        region_id,
+        need_volumes=need_volumes,
+        limit=limit,
         offset=offset,
     )

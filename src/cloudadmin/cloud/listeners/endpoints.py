@@ -16,19 +16,14 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])
 
+BASE = "/cloud/v1/lblisteners/{project_id}/{region_id}"
+
 ListenerId = Annotated[UUID, Path(description="Listener ID (UUID)")]
-ShowStats = Annotated[
-    bool, Query(description="Fill `stats` (null otherwise).")
-]
+ShowStats = Annotated[bool, Query(description="Fill `stats` (null otherwise).")]
 
 
-@router.get(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}",
-    response_model=ListenerList,
-    name="list_lblisteners",
-    summary="List load balancer listeners",
-)
-async def list_listeners(
+@router.get(BASE, summary="List load balancer listeners")
+async def list_lblisteners(
     project_id: ProjectId,
     region_id: RegionId,
     session: Session,
@@ -41,19 +36,19 @@ async def list_listeners(
     ] = None,
 ) -> ListenerList:
     return await service.list_(
-        session, caller, project_id, region_id,
+        session,
+        caller,
+        project_id,
+        region_id,
         load_balancer_id=None if load_balancer_id is None else str(load_balancer_id),
-        show_stats=show_stats, limit=limit, offset=offset,
+        show_stats=show_stats,
+        limit=limit,
+        offset=offset,
     )
 
 
-@router.get(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
-    response_model=Listener,
-    name="get_lblistener",
-    summary="Read a load balancer listener",
-)
-async def get_listener(
+@router.get(f"{BASE}/{{listener_id}}", summary="Read a load balancer listener")
+async def get_lblistener(
     project_id: ProjectId,
     region_id: RegionId,
     listener_id: ListenerId,
@@ -67,16 +62,11 @@ async def get_listener(
 
 
 @router.patch(
-    "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
-    response_model=Listener,
-    name="rename_lblistener",
+    f"{BASE}/{{listener_id}}",
     summary="Rename a load balancer listener",
-    description="Changes only the name. A listener whose `task_id` is set is locked by that "
-    "task: the answer is 409 ConflictError naming the task and nothing changes. "
-    "Client administrators and Engineers of the owning account; operators.",
     responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
 )
-async def rename_listener(
+async def rename_lblistener(
     project_id: ProjectId,
     region_id: RegionId,
     listener_id: ListenerId,
@@ -84,6 +74,7 @@ async def rename_listener(
     session: Session,
     actor: CurrentActor,
 ) -> Listener:
-    return await service.rename(
-        session, actor, project_id, region_id, str(listener_id), body.name
-    )
+    """Changes only the name. A listener whose `task_id` is set is locked by that task: the
+    answer is 409 ConflictError naming the task and nothing changes. Client administrators
+    and Engineers of the owning account; operators."""
+    return await service.rename(session, actor, project_id, region_id, str(listener_id), body.name)

@@ -15,15 +15,7 @@ router = APIRouter(route_class=ApiRoute, tags=["Pricing"])
 
 @router.post(
     "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters",
-    response_model=ClusterPrice,
-    name="preview_k8s_cluster_price",
     summary="Preview the price of a Kubernetes cluster",
-    description="Prices come from the region's catalogue. Per month = per hour x 730; the "
-    "discount applies before tax; exact decimal arithmetic rounded once to 6 decimal places "
-    "(ROUND_HALF_UP). An unknown flavor or volume type, or a region without a catalogue, "
-    "gives items with `price_status` \"error\" and null prices (and an \"error\" total). "
-    "Flavors named `bm...` are bare metal; every other flavor needs `boot_volume_size` and "
-    "`boot_volume_type`. Any user of the account owning the project; operators.",
 )
 async def preview_k8s_cluster_price(
     project_id: ProjectId,
@@ -33,4 +25,10 @@ async def preview_k8s_cluster_price(
     session: ReadSession,
     caller: CurrentCaller,
 ) -> ClusterPrice:
+    """Prices come from the region's catalogue. Per month = per hour x 730; the discount
+    applies before tax; exact decimal arithmetic rounded once to 6 decimal places
+    (ROUND_HALF_UP). An unknown flavor or volume type, or a region without a catalogue,
+    gives items with `price_status` "error" and null prices (and an "error" total). Flavors
+    named `bm...` are bare metal; every other flavor needs `boot_volume_size` and
+    `boot_volume_type`. Any user of the account owning the project; operators."""
     return await service.preview(session, caller, project_id, region_id, body)

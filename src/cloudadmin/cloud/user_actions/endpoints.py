@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import StringConstraints
@@ -20,64 +20,62 @@ router = APIRouter(route_class=ApiRoute, tags=["User actions"])
 Text255 = Annotated[str, StringConstraints(max_length=255)]
 
 
-@router.get(
-    "/cloud/v1/user_actions",
-    response_model=UserActionList,
-    name="list_user_actions",
-    summary="List user actions",
-    description="The user-action log: the records subscribers receive over AMQP, newest "
-    "first unless `order_by=asc`. Operators: every account's; resellers: their own "
-    "account's and their clients'; anyone else: their own account's. List filters take "
-    "the parameter several times and match any value; filters combine by AND.",
-)
+def _several(what: str) -> Any:
+    """A list filter's parameter: repeated, it matches any of its values."""
+    return Query(description=f"{what} (several allowed).")
+
+
+@router.get("/cloud/v1/user_actions", summary="List user actions")
 async def list_user_actions(
     session: Session,
     caller: CurrentCaller,
-    action_type: Annotated[
-        list[ActionType] | None, Query(description="User action type (several allowed).")
-    ] = None,
-    api_group: Annotated[
-        list[ApiGroup] | None, Query(description="API group (several allowed).")
-    ] = None,
+    action_type: Annotated[list[ActionType] | None, _several("User action type")] = None,
+    api_group: Annotated[list[ApiGroup] | None, _several("API group")] = None,
     from_timestamp: InstantQuery = None,
     to_timestamp: InstantQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most 1000 items.")] = 1000,
     offset: Annotated[PageOffset, Query(description="Items skipped.")] = 0,
     order_by: Annotated[
-        OrderBy | None, Query(description="By timestamp: `asc` oldest first, `desc` (default) "
-                              "most recent first.")
+        OrderBy | None,
+        Query(description="By timestamp: `asc` oldest first, `desc` (default) most recent first."),
     ] = None,
     sorting: Annotated[
         OrderBy | None, Query(deprecated=True, description="Use `order_by`.")
     ] = None,
-    project_id: Annotated[
-        list[Id32Filter] | None, Query(description="Project ID (several allowed).")
-    ] = None,
-    region_id: Annotated[
-        list[Id32Filter] | None, Query(description="Region ID (several allowed).")
-    ] = None,
-    resource_id: Annotated[
-        list[Text255] | None, Query(description="Resource ID (several allowed).")
-    ] = None,
+    project_id: Annotated[list[Id32Filter] | None, _several("Project ID")] = None,
+    region_id: Annotated[list[Id32Filter] | None, _several("Region ID")] = None,
+    resource_id: Annotated[list[Text255] | None, _several("Resource ID")] = None,
     search_field: Annotated[
-        str | None, Query(max_length=255, description="Part of a resource's `search_field` "
-                          "(its name), any letter case.")
+        str | None,
+        Query(
+            max_length=255,
+            description="Part of a resource's `search_field` (its name), any letter case.",
+        ),
     ] = None,
     source_user_ips: Annotated[
         list[Annotated[str, StringConstraints(max_length=64)]] | None,
-        Query(description="Originating IP address (several allowed)."),
+        _several("Originating IP address"),
     ] = None,
     user_agents: Annotated[
         list[Annotated[str, StringConstraints(max_length=512)]] | None,
-        Query(description="User-Agent (several allowed)."),
+        _several("User-Agent"),
     ] = None,
 ) -> UserActionList:
+    """The user-action log: the records subscribers receive over AMQP, newest first unless
+    `order_by=asc`. Operators: every account's; resellers: their own account's and their
+    clients'; anyone else: their own account's. List filters take the parameter several
+    times and match any value; filters combine by AND."""
     flt = LogFilter(
-        action_type=action_type or (), api_group=api_group or (),
-        from_timestamp=from_timestamp, to_timestamp=to_timestamp,
-        project_id=project_id or (), region_id=region_id or (),
-        resource_id=resource_id or (), search_field=search_field or None,
-        source_user_ips=source_user_ips or (), user_agents=user_agents or (),
+        action_type=action_type or (),
+        api_group=api_group or (),
+        from_timestamp=from_timestamp,
+        to_timestamp=to_timestamp,
+        project_id=project_id or (),
+        region_id=region_id or (),
+        resource_id=resource_id or (),
+        search_field=search_field or None,
+        source_user_ips=source_user_ips or (),
+        user_agents=user_agents or (),
     )
     return await service.list_(
         session, caller, flt, order=order_by or sorting or "desc", limit=limit, offset=offset

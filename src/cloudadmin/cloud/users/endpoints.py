@@ -16,21 +16,14 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])
 
 
-@router.get(
-    "/cloud/v1/users",
-    response_model=CloudUserList,
-    name="list_cloud_users",
-    summary="List cloud users",
-    description="The users of the caller's account (deleted users are absent), by id. "
-    "`is_admin` means a member of Administrators.",
-)
+@router.get("/cloud/v1/users", summary="List cloud users")
 async def list_cloud_users(
     session: Session,
     caller: CurrentCaller,
     limit: Limit = 1000,
     offset: Offset = 0,
-    user_id: Annotated[
-        int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")
-    ] = None,
+    user_id: Annotated[int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")] = None,
 ) -> CloudUserList:
+    """The users of the caller's account (deleted users are absent), by id. `is_admin` means
+    a member of Administrators."""
     return await service.list_users(session, caller, user_id=user_id, limit=limit, offset=offset)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
-from cloudadmin.cloud.request_state import ERROR_BODY, outbound, secret_box
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
+from cloudadmin.cloud.request_state import ERROR_BODY
 from cloudadmin.cloud.scoping import Limit, Offset
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
@@ -23,52 +23,45 @@ BASE = "/cloud/v1/user_actions"
 @router.post(
     f"{BASE}/subscribe",
     status_code=204,
-    response_class=Response,
-    name="subscribe_webhook",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
-    description="Creates the caller's account's webhook subscription (one per account): "
-    "each user action of the account is POSTed to `url` as JSON (the same record the "
-    "AMQP message carries), with the header `auth_header_name: auth_header_value`. "
-    "The value is stored encrypted and never shown again. 400 naming `url` when it is "
-    "not http(s), carries a user name or password, or names an address that is not "
-    "allowed (loopback, private, link-local, metadata...; host names are checked each "
-    "time the service connects). Administrators of the account; operators (for their "
-    "own account).",
-    responses={409: {"description": "The account already has a webhook subscription",
-                     **ERROR_BODY}},
+    responses={
+        409: {"description": "The account already has a webhook subscription", **ERROR_BODY}
+    },
 )
 async def subscribe_webhook(
-    body: WebhookSubscriptionCreate, request: Request, session: Session, actor: CurrentActor
-) -> Response:
-    await service.subscribe(session, actor, secret_box(request), outbound(request), body)
-    return Response(status_code=204)
+    body: WebhookSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
+) -> None:
+    """Creates the caller's account's webhook subscription (one per account): each user
+    action of the account is POSTed to `url` as JSON (the same record the AMQP message
+    carries), with the header `auth_header_name: auth_header_value`. The value is stored
+    encrypted and never shown again. 400 naming `url` when it is not http(s), carries a user
+    name or password, or names an address that is not allowed (loopback, private,
+    link-local, metadata...; host names are checked each time the service connects).
+    Administrators of the account; operators (for their own account)."""
+    await service.subscribe(session, actor, box, outbound, body)
 
 
 @router.post(
     f"{BASE}/unsubscribe",
     status_code=204,
-    response_class=Response,
-    name="unsubscribe_webhook",
     summary="Unsubscribe from user actions over an HTTP webhook",
-    description="Deletes the caller's account's webhook subscription and what it was "
-    "still owed; 404 when there is none. Administrators of the account; operators.",
     responses={404: {"description": "The account has no webhook subscription", **ERROR_BODY}},
 )
-async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> Response:
+async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> None:
+    """Deletes the caller's account's webhook subscription and what it was still owed; 404
+    when there is none. Administrators of the account; operators."""
     await service.unsubscribe(session, actor)
-    return Response(status_code=204)
 
 
-@router.get(
-    f"{BASE}/subscriptions_list",
-    response_model=WebhookSubscriptionList,
-    name="list_webhook_subscriptions",
-    summary="List webhook subscriptions",
-    description="The caller's account's webhook subscription (operators: every "
-    "account's). `auth_header_value` is always masked (`***`). Any user of the account.",
-)
+@router.get(f"{BASE}/subscriptions_list", summary="List webhook subscriptions")
 async def list_webhook_subscriptions(
     session: Session, caller: CurrentCaller, limit: Limit = 1000, offset: Offset = 0
 ) -> WebhookSubscriptionList:
+    """The caller's account's webhook subscription (operators: every account's).
+    `auth_header_value` is always masked (`***`). Any user of the account."""
     return await service.list_(session, caller, limit=limit, offset=offset)

@@ -17,13 +17,8 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Activity log"])
 
 
-@router.get(
-    "/iam/activity_log/requests",
-    response_model=ActivityLogPage,
-    name="list_activity_log_requests",
-    summary="List logged API requests",
-)
-async def list_requests(
+@router.get("/iam/activity_log/requests", summary="List logged API requests")
+async def list_activity_log_requests(
     request: Request,
     session: Session,
     caller: CurrentCaller,
@@ -44,9 +39,14 @@ async def list_requests(
     max_requested_at: InstantQuery = None,
 ) -> ActivityLogPage:
     flt = LogFilter(
-        method=method, path=path, status_code=status_code,
-        remote_ip_address=remote_ip_address, user_id=user_id, token_id=token_id,
-        client_id=client_id, min_requested_at=min_requested_at,
+        method=method,
+        path=path,
+        status_code=status_code,
+        remote_ip_address=remote_ip_address,
+        user_id=user_id,
+        token_id=token_id,
+        client_id=client_id,
+        min_requested_at=min_requested_at,
         max_requested_at=max_requested_at,
     )
     return await service.list_requests(
@@ -54,18 +54,12 @@ async def list_requests(
     )
 
 
-@router.get(
-    "/iam/activity_log/requests/{id}",
-    response_model=ActivityLogRecord,
-    name="get_activity_log_request",
-    summary="Account Request Detail",
-    description="One logged request, visible to the same callers as in the list: "
-    "operators any, members only their own requests, everyone else their account's. "
-    "Any other id is 404.",
-)
-async def get_request(
+@router.get("/iam/activity_log/requests/{id}", summary="Account Request Detail")
+async def get_activity_log_request(
     id: Annotated[int, Path(ge=1, le=INT64_MAX, description="Request ID.")],  # noqa: A002
     session: Session,
     caller: CurrentCaller,
 ) -> ActivityLogRecord:
+    """One logged request, visible to the same callers as in the list: operators any,
+    members only their own requests, everyone else their account's. Any other id is 404."""
     return await service.get_request(session, caller, id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
@@ -20,66 +20,70 @@ router = APIRouter(route_class=ApiRoute, tags=["API Tokens"])
 TokenId = Annotated[Id32, Path(description="API token id.")]
 
 
-@router.get(
-    "/iam/clients/{clientId}/tokens", response_model=list[ApiToken],
-    name="list_api_tokens", summary="List the API tokens of an account",
-    description="Administrators (and resellers, operators) see every token of the account, "
-    "members only those they issued. Never shows a token's secret.",
-)
+@router.get("/iam/clients/{clientId}/tokens", summary="List the API tokens of an account")
 async def list_api_tokens(
-    clientId: ClientId, session: Session, caller: CurrentCaller,  # noqa: N803
-    role: Annotated[str | None, Query(
-        max_length=100, description="Group id or name: 1 or Administrators, 2 or Users, "
-        "5 or Engineers, 3009, 3022.")] = None,
-    issued_by: Annotated[Id32Filter | None, Query(
-        description="Only the tokens issued by this user.")] = None,
-    not_issued_by: Annotated[Id32Filter | None, Query(
-        description="Only the tokens issued by anyone but this user.")] = None,
-    deleted: Annotated[bool, Query(
-        description="true: only deleted tokens; false (default): only tokens not deleted.")
+    clientId: ClientId,
+    session: Session,
+    caller: CurrentCaller,
+    role: Annotated[
+        str | None,
+        Query(
+            max_length=100,
+            description="Group id or name: 1 or Administrators, 2 or Users, "
+            "5 or Engineers, 3009, 3022.",
+        ),
+    ] = None,
+    issued_by: Annotated[
+        Id32Filter | None, Query(description="Only the tokens issued by this user.")
+    ] = None,
+    not_issued_by: Annotated[
+        Id32Filter | None, Query(description="Only the tokens issued by anyone but this user.")
+    ] = None,
+    deleted: Annotated[
+        bool,
+        Query(description="true: only deleted tokens; false (default): only tokens not deleted."),
     ] = False,
 ) -> list[ApiToken]:
+    """Administrators (and resellers, operators) see every token of the account, members
+    only those they issued. Never shows a token's secret."""
     role_id = service.resolve_role(role) if role is not None else None
-    flt = TokenFilter(role_id=role_id if role is None or role_id is not None else 0,
-                      issued_by=issued_by, not_issued_by=not_issued_by, deleted=deleted)
+    flt = TokenFilter(
+        role_id=role_id if role is None or role_id is not None else 0,
+        issued_by=issued_by,
+        not_issued_by=not_issued_by,
+        deleted=deleted,
+    )
     return await service.list_tokens(session, caller, clientId, flt)
 
 
 @router.post(
-    "/iam/clients/{clientId}/tokens", response_model=ApiTokenCreated,
-    name="create_api_token", summary="Issue an API token",
+    "/iam/clients/{clientId}/tokens",
+    summary="Issue an API token",
     dependencies=[IDEMPOTENT, SECRET_ANSWER],
-    description="Issues a token that acts as the calling user with the given role (not above "
-    "the caller's own: 400), in the caller's own account. The answer's `token` is shown "
-    "once.",
 )
 async def create_api_token(
-    clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor,  # noqa: N803
+    clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor
 ) -> ApiTokenCreated:
+    """Issues a token that acts as the calling user with the given role (not above the
+    caller's own: 400), in the caller's own account. The answer's `token` is shown once."""
     return await service.create_token(session, actor, clientId, body)
 
 
-@router.get(
-    "/iam/clients/{clientId}/tokens/{tokenId}", response_model=ApiToken,
-    name="get_api_token", summary="Read an API token",
-    description="Members read only the tokens they issued (403 for others of the account). "
-    "Never shows the token's secret.",
-)
+@router.get("/iam/clients/{clientId}/tokens/{tokenId}", summary="Read an API token")
 async def get_api_token(
-    clientId: ClientId, tokenId: TokenId, session: Session,  # noqa: N803
-    caller: CurrentCaller,
+    clientId: ClientId, tokenId: TokenId, session: Session, caller: CurrentCaller
 ) -> ApiToken:
+    """Members read only the tokens they issued (403 for others of the account). Never shows
+    the token's secret."""
     return await service.get_token(session, caller, clientId, tokenId)
 
 
 @router.delete(
-    "/iam/clients/{clientId}/tokens/{tokenId}", status_code=204, response_class=Response,
-    name="delete_api_token", summary="Delete an API token",
-    description="The token stops authenticating at once; this cannot be undone. Members "
-    "delete only the tokens they issued.",
+    "/iam/clients/{clientId}/tokens/{tokenId}", status_code=204, summary="Delete an API token"
 )
 async def delete_api_token(
-    clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor,  # noqa: N803
-) -> Response:
+    clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor
+) -> None:
+    """The token stops authenticating at once; this cannot be undone. Members delete only
+    the tokens they issued."""
     await service.delete_token(session, actor, clientId, tokenId)
-    return Response(status_code=204)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.client_users import manage, service
@@ -24,15 +24,15 @@ router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 
 
 @router.post(
-    "/iam/clients/{clientId}/client-users/create", response_model=ClientUser,
-    name="create_client_user", summary="Create a user in a client account",
+    "/iam/clients/{clientId}/client-users/create",
+    summary="Create a user in a client account",
     dependencies=[IDEMPOTENT],
-    description="The new user belongs to the account with the given role and may "
-    "authenticate at once; the password is never echoed.",
 )
 async def create_client_user(
-    clientId: ClientId, body: ClientUserCreate, session: Session, actor: CurrentActor  # noqa: N803
+    clientId: ClientId, body: ClientUserCreate, session: Session, actor: CurrentActor
 ) -> ClientUser:
+    """The new user belongs to the account with the given role and may authenticate at once;
+    the password is never echoed."""
     return await service.create(session, actor, clientId, body)
 
 
@@ -41,41 +41,41 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 
 
 @router.get(
-    ITEM, response_model=UserGroup, name="get_client_user_role", summary="Get user's group",
-    description="The user's group in the account (`user_role` is left out for a user in "
-    "no group). Anyone who sees the account.",
+    ITEM,
+    summary="Get user's group",
     responses={404: {"description": "User is not found in the specified account."}},
 )
 async def get_client_user_role(
-    clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller  # noqa: N803
+    clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller
 ) -> UserGroup:
+    """The user's group in the account (`user_role` is left out for a user in no group).
+    Anyone who sees the account."""
     return await manage.get(session, caller, clientId, userId)
 
 
 @router.put(
-    ITEM, status_code=204, response_class=Response, name="update_client_user_role",
+    ITEM,
+    status_code=204,
     summary="Change user's group",
-    description="The user is then in exactly this group. Operators, resellers (their "
-    "clients and themselves) and client administrators; not for one's own user.",
     responses={204: {"description": "The user's group has been successfully changed."}},
 )
 async def update_client_user_role(
-    clientId: ClientId, userId: UserId, body: UserGroupChange,  # noqa: N803
-    session: Session, actor: CurrentActor,
-) -> Response:
+    clientId: ClientId, userId: UserId, body: UserGroupChange, session: Session, actor: CurrentActor
+) -> None:
+    """The user is then in exactly this group. Operators, resellers (their clients and
+    themselves) and client administrators; not for one's own user."""
     await manage.change_group(session, actor, clientId, userId, body)
-    return Response(status_code=204)
 
 
 @router.delete(
-    ITEM, status_code=200, response_class=Response, name="revoke_client_user_access",
+    ITEM,
+    status_code=200,
     summary="Revoke user's access to account",
-    description="A user has one account, so the user is deleted: its API keys stop "
-    "authenticating at once. Same callers as the group change.",
     responses={200: {"description": "The user's access has been successfully revoked."}},
 )
 async def revoke_client_user_access(
-    clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor  # noqa: N803
-) -> Response:
+    clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor
+) -> None:
+    """A user has one account, so the user is deleted: its API keys stop authenticating at
+    once. Same callers as the group change."""
     await manage.revoke(session, actor, clientId, userId)
-    return Response(status_code=200)

@@ -13,7 +13,7 @@ from cloudadmin.iam.clients import reads, service
 from cloudadmin.iam.clients.query import ClientListQuery, ClientPage
 from cloudadmin.iam.clients.schemas import Client, ClientBase, ClientPatch
 from cloudadmin.kit.ints import INT32_MAX
-from cloudadmin.web.query_model import query_model, query_model_parameters
+from cloudadmin.web.query_model import query_model
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
@@ -23,17 +23,19 @@ ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
 
 
 @router.get(
-    "/iam/clients", response_model=list[Client] | ClientPage, name="list_clients",
+    "/iam/clients",
+    response_model=list[Client] | ClientPage,
     summary="Get clients",
-    description="Operators: every account; resellers: their clients. Client "
-    "administrators and members: 403 (their own account is `GET /iam/clients/me`). "
-    "Without `limit` every matching client as an array; with it a page.",
-    openapi_extra={"parameters": query_model_parameters(ClientListQuery)},
 )
 async def list_clients(
-    request: Request, session: Session, caller: CurrentCaller,
+    request: Request,
+    session: Session,
+    caller: CurrentCaller,
     query: Annotated[ClientListQuery, Depends(query_model(ClientListQuery))],
 ) -> Response:
+    """Operators: every account; resellers: their clients. Client administrators and
+    members: 403 (their own account is `GET /iam/clients/me`). Without `limit` every
+    matching client as an array; with it a page."""
     # Serialised once: the models are built and checked by reads.list_clients, and
     # FastAPI's second validation of every client and user doubled the time of a long
     # list (docs/iam.md, "GET /iam/clients").
@@ -42,50 +44,36 @@ async def list_clients(
 
 
 # Declared before /iam/clients/{clientId}, which would otherwise take "me" as an id.
-@router.get(
-    "/iam/clients/me", response_model=ClientBase, name="get_account_details",
-    summary="Account Details",
-    description="The caller's own account, its users and other details. Every caller.",
-)
+@router.get("/iam/clients/me", response_model=ClientBase, summary="Account Details")
 async def get_account_details(session: Session, caller: CurrentCaller) -> Client:
+    """The caller's own account, its users and other details. Every caller."""
     return await reads.me(session, caller)
 
 
-@router.get(
-    "/iam/clients/{clientId}", response_model=Client, name="get_client",
-    summary="Get client's details",
-    description="Operators: any account; resellers: their clients and their own "
-    "account; client administrators and members: their own account. Any other, and a "
-    "deleted account, is 404.",
-)
-async def get_client(
-    clientId: ClientId, session: Session, caller: CurrentCaller  # noqa: N803
-) -> Client:
+@router.get("/iam/clients/{clientId}", summary="Get client's details")
+async def get_client(clientId: ClientId, session: Session, caller: CurrentCaller) -> Client:
+    """Operators: any account; resellers: their clients and their own account; client
+    administrators and members: their own account. Any other, and a deleted account, is 404."""
     return await reads.get(session, caller, clientId)
 
 
-@router.patch(
-    "/iam/clients/{clientId}", response_model=Client, name="update_client",
-    summary="Update a client account",
-    description="Partial update: absent fields are left untouched. `reseller`, `seller` and "
-    "`is_test` may be changed only by an operator, or by a reseller for its clients. "
-    "`status` follows the per-service statuses and cannot be set.",
-)
+@router.patch("/iam/clients/{clientId}", summary="Update a client account")
 async def update_client(
-    clientId: ClientId, body: ClientPatch, session: Session, actor: CurrentActor  # noqa: N803
+    clientId: ClientId, body: ClientPatch, session: Session, actor: CurrentActor
 ) -> Client:
+    """Partial update: absent fields are left untouched. `reseller`, `seller` and `is_test`
+    may be changed only by an operator, or by a reseller for its clients. `status` follows
+    the per-service statuses and cannot be set."""
     return await service.update(session, actor, clientId, body)
 
 
 @router.delete(
-    "/iam/clients/{clientId}", status_code=204, response_class=Response,
-    name="request_client_deletion", summary="Request deletion of a client account",
-    description="Marks the account deleted: its users and API keys stop working at once, "
-    "and every enabled `deletion_request` address of its reseller is e-mailed. Client "
-    "administrators for their own account, resellers for their clients, operators.",
+    "/iam/clients/{clientId}", status_code=204, summary="Request deletion of a client account"
 )
 async def request_client_deletion(
-    clientId: ClientId, session: Session, actor: CurrentActor  # noqa: N803
-) -> Response:
+    clientId: ClientId, session: Session, actor: CurrentActor
+) -> None:
+    """Marks the account deleted: its users and API keys stop working at once, and every
+    enabled `deletion_request` address of its reseller is e-mailed. Client administrators
+    for their own account, resellers for their clients, operators."""
     await service.request_deletion(session, actor, clientId)
-    return Response(status_code=204)

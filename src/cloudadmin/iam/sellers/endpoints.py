@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
-from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
+from cloudadmin.kit.ints import INT32_MAX, Id32Filter
+from cloudadmin.kit.params import OffsetQuery, limit_query, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -19,22 +20,19 @@ router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
 SellerId = Annotated[int, Path(ge=1, le=INT32_MAX)]
 
 
-@router.post("/iam/admin/sellers", response_model=Seller, name="create_seller",
-             summary="Create a seller", dependencies=[IDEMPOTENT])
+@router.post("/iam/admin/sellers", summary="Create a seller", dependencies=[IDEMPOTENT])
 async def create_seller(body: SellerWrite, session: Session, actor: CurrentActor) -> Seller:
     return await service.create(session, actor, body)
 
 
-@router.get("/iam/admin/sellers/{sellerId}", response_model=Seller, name="get_seller",
-            summary="Read a seller")
-async def get_seller(sellerId: SellerId, session: Session, caller: CurrentCaller) -> Seller:  # noqa: N803
+@router.get("/iam/admin/sellers/{sellerId}", summary="Read a seller")
+async def get_seller(sellerId: SellerId, session: Session, caller: CurrentCaller) -> Seller:
     return await service.get(session, caller, sellerId)
 
 
-@router.patch("/iam/admin/sellers/{sellerId}", response_model=Seller, name="update_seller",
-              summary="Update a seller")
+@router.patch("/iam/admin/sellers/{sellerId}", summary="Update a seller")
 async def update_seller(
-    sellerId: SellerId, body: SellerWrite, session: Session, actor: CurrentActor  # noqa: N803
+    sellerId: SellerId, body: SellerWrite, session: Session, actor: CurrentActor
 ) -> Seller:
     return await service.update(session, actor, sellerId, body)
 
@@ -51,61 +49,86 @@ def _deleted(value: str | None) -> bool | None:
     return {"true": True, "false": False}.get((value or "").lower())
 
 
-@router.get(
-    "/iam/admin/sellers", response_model=list[Seller] | SellerPage, name="list_sellers",
-    summary="Get a list of sellers",
-    description="Operators: every seller; resellers: their own. Without `limit` a plain "
-    "array of every matching seller; with it a page `{count, next, previous, results}`. "
-    "Filters combine with AND.",
-)
+@router.get("/iam/admin/sellers", summary="Get a list of sellers")
 async def list_sellers(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[int | None, Query(ge=1, le=1000, description="The maximum number of "
-                                       "items; without it every seller, as an array.")] = None,
-    offset: Annotated[PageOffset, Query(description="Offset relative to the beginning of "
-                                        "the list.")] = 0,
-    ordering: Annotated[list[str] | None, Query(
-        description="id, email, full_name, date_joined, activated, deleted; a leading "
-        "minus means descending; comma separated or repeated. Ties are broken by id.",
-        examples=["activated,-date_joined"])] = None,
-    seller_id: Annotated[Id32Filter | None, Query(alias="id", description="Filter by id.")] = None,
-    id_in: Annotated[str | None, Query(
-        alias="id__in", max_length=1000, pattern=r"^[0-9]{1,10}(,[0-9]{1,10})*$",
-        description="Filter by id list: comma separated ids.", examples=["1,2,3"])] = None,
-    id_contains: Annotated[str | None, Query(
-        alias="id__contains", pattern=r"^[0-9]{1,10}$",
-        description="Filter by part of the id (its decimal digits).")] = None,
-    email: Annotated[str | None, Query(
-        max_length=254, description="Filter by e-mail address (whole, any letter case).")
+    limit: Annotated[
+        int | None,
+        limit_query("The maximum number of items; without it every seller, as an array."),
     ] = None,
-    full_name: Annotated[str | None, Query(
-        max_length=255, description="Filter by part of the full name (any letter case).")
+    offset: OffsetQuery = 0,
+    ordering: Annotated[
+        list[str] | None,
+        ordering_query(
+            "id, email, full_name, date_joined, activated, deleted", "activated,-date_joined"
+        ),
+    ] = None,
+    seller_id: Annotated[Id32Filter | None, Query(alias="id", description="Filter by id.")] = None,
+    id_in: Annotated[
+        str | None,
+        Query(
+            alias="id__in",
+            max_length=1000,
+            pattern=r"^[0-9]{1,10}(,[0-9]{1,10})*$",
+            description="Filter by id list: comma separated ids.",
+            examples=["1,2,3"],
+        ),
+    ] = None,
+    id_contains: Annotated[
+        str | None,
+        Query(
+            alias="id__contains",
+            pattern=r"^[0-9]{1,10}$",
+            description="Filter by part of the id (its decimal digits).",
+        ),
+    ] = None,
+    email: Annotated[
+        str | None,
+        Query(max_length=254, description="Filter by e-mail address (whole, any letter case)."),
+    ] = None,
+    full_name: Annotated[
+        str | None,
+        Query(max_length=255, description="Filter by part of the full name (any letter case)."),
     ] = None,
     activated: Annotated[bool | None, Query(description="Filter by activation.")] = None,
-    deleted: Annotated[str | None, Query(
-        max_length=10, description="`true`: only deleted; `false`: only not deleted; any "
-        "other value, or none: both.")] = None,
-    reseller_name: Annotated[str | None, Query(
-        max_length=255, description="Filter by part of the reseller's company name (any "
-        "letter case).")] = None,
+    deleted: Annotated[
+        str | None,
+        Query(
+            max_length=10,
+            description="`true`: only deleted; `false`: only not deleted; any "
+            "other value, or none: both.",
+        ),
+    ] = None,
+    reseller_name: Annotated[
+        str | None,
+        Query(
+            max_length=255,
+            description="Filter by part of the reseller's company name (any letter case).",
+        ),
+    ] = None,
 ) -> list[Seller] | SellerPage:
+    """Operators: every seller; resellers: their own. Without `limit` a plain array of every
+    matching seller; with it a page `{count, next, previous, results}`. Filters combine with
+    AND."""
     flt = SellerFilter(
-        id=seller_id, id_in=_id_list(id_in), id_contains=id_contains, email=email,
-        full_name=full_name, activated=activated, deleted=_deleted(deleted),
+        id=seller_id,
+        id_in=_id_list(id_in),
+        id_contains=id_contains,
+        email=email,
+        full_name=full_name,
+        activated=activated,
+        deleted=_deleted(deleted),
         reseller_name=reseller_name,
     )
-    return await service.list_sellers(session, caller, flt, limit=limit, offset=offset,
-                                      ordering=ordering, url=request.url)
+    return await service.list_sellers(
+        session, caller, flt, limit=limit, offset=offset, ordering=ordering, url=request.url
+    )
 
 
-@router.delete(
-    "/iam/admin/sellers/{sellerId}", status_code=204, response_class=Response,
-    name="delete_seller", summary="Delete a seller",
-    description="Marks the seller deleted (it is still read, with `deleted` true) and "
-    "unassigns it from its clients, which stay without a seller.",
-)
-async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+@router.delete("/iam/admin/sellers/{sellerId}", status_code=204, summary="Delete a seller")
+async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> None:
+    """Marks the seller deleted (it is still read, with `deleted` true) and unassigns it
+    from its clients, which stay without a seller."""
     await service.delete(session, actor, sellerId)
-    return Response(status_code=204)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.users import manage, service
 from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
-from cloudadmin.kit.ints import Id32, PageOffset
+from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.params import OffsetQuery, limit_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -19,63 +20,56 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 
 
 @router.post(
-    "/iam/users", response_model=UserCreated, status_code=201, name="create_user",
+    "/iam/users",
+    status_code=201,
     dependencies=[IDEMPOTENT],
     summary="Create a user with a new client account",
-    description="Creates, in one transaction, a common account under the calling reseller "
-    "and its first user (group Administrators), both activated.",
 )
 async def create_user(body: UserCreate, session: Session, actor: CurrentActor) -> UserCreated:
+    """Creates, in one transaction, a common account under the calling reseller and its
+    first user (group Administrators), both activated."""
     return await service.create(session, actor, body)
 
 
-@router.get(
-    "/iam/users", response_model=UserPage, name="list_users", summary="Get users",
-    description="The users of the caller's account that are not deleted, by id. Without "
-    "`limit` every user is returned.",
-)
+@router.get("/iam/users", summary="Get users")
 async def list_users(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[int | None, Query(ge=1, le=1000, description="The maximum number of "
-                                       "items; without it every user is returned.")] = None,
-    offset: Annotated[PageOffset, Query(description="Offset relative to the beginning of "
-                                        "the list.")] = 0,
+    limit: Annotated[
+        int | None, limit_query("The maximum number of items; without it every user is returned.")
+    ] = None,
+    offset: OffsetQuery = 0,
 ) -> UserPage:
+    """The users of the caller's account that are not deleted, by id. Without `limit`
+    every user is returned."""
     return await manage.list_users(session, caller, limit=limit, offset=offset, url=request.url)
 
 
-@router.get(
-    "/iam/users/{userId}", response_model=User, name="get_user",
-    summary="Get user's details",
-    description="A user of an account the caller sees (a reseller: its own and its "
-    "clients'; everyone else: its own).",
-)
-async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:  # noqa: N803
+@router.get("/iam/users/{userId}", summary="Get user's details")
+async def get_user(userId: UserId, session: Session, caller: CurrentCaller) -> User:
+    """A user of an account the caller sees (a reseller: its own and its clients';
+    everyone else: its own)."""
     return await manage.get(session, caller, userId)
 
 
-@router.patch(
-    "/iam/users/{userId}", response_model=User, name="update_user",
-    summary="Update user's details",
-    description="Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; "
-    "read-only fields sent along are ignored. Anyone may update their own user; client "
-    "administrators and resellers the users they see; an operator's user only an operator.",
-)
+@router.patch("/iam/users/{userId}", summary="Update user's details")
 async def update_user(
-    userId: UserId, body: UserPatch, session: Session, actor: CurrentActor  # noqa: N803
+    userId: UserId, body: UserPatch, session: Session, actor: CurrentActor
 ) -> User:
+    """Partial update of `email`, `name`, `lang`, `phone` and `auth_types`; read-only
+    fields sent along are ignored. Anyone may update their own user; client administrators
+    and resellers the users they see; an operator's user only an operator."""
     return await manage.update(session, actor, userId, body)
 
 
 @router.delete(
-    "/iam/users/{userId}", status_code=200, response_class=Response, name="delete_user",
+    "/iam/users/{userId}",
+    status_code=200,
     summary="Delete user",
-    description="Resellers and operators: marks the user deleted; its API keys stop "
-    "authenticating at once. A caller cannot delete its own user.",
     responses={200: {"description": "User has been successfully deleted."}},
 )
-async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> Response:  # noqa: N803
+async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> None:
+    """Resellers and operators: marks the user deleted; its API keys stop authenticating
+    at once. A caller cannot delete its own user."""
     await manage.delete(session, actor, userId)
-    return Response(status_code=200)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, File, Request, UploadFile
 from fastapi.responses import FileResponse
 
 from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.branding import blobs, images, service, serving
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings, BrandingWrite
@@ -28,21 +28,25 @@ def _url_for(request: Request) -> service.UrlFor:
     return lambda name: str(request.url_for(FILE_ROUTE, name=name))
 
 
-@router.get("/iam/reselling/settings", response_model=BrandingSettings,
-            name="get_branding_settings", summary="Read branding settings",
-            description="The caller's reseller account's settings; defaults when none were "
-            "saved. The mail-server password is never returned, only a fixed mask.")
-async def get_settings(request: Request, session: Session,
-                       caller: CurrentCaller) -> BrandingSettings:
+@router.get("/iam/reselling/settings", summary="Read branding settings")
+async def get_branding_settings(
+    request: Request, session: Session, caller: CurrentCaller
+) -> BrandingSettings:
+    """The caller's reseller account's settings; defaults when none were saved. The
+    mail-server password is never returned, only a fixed mask."""
     return await service.get(session, caller, _url_for(request))
 
 
-@router.put("/iam/reselling/settings", response_model=BrandingSettings,
-            name="replace_branding_settings", summary="Replace branding settings")
-async def replace_settings(request: Request, body: BrandingWrite, session: Session,
-                           actor: CurrentActor) -> BrandingSettings:
-    return await service.replace(session, actor, body, app_state(request.app).secret_box,
-                                 _url_for(request), outbound=app_state(request.app).outbound)
+@router.put("/iam/reselling/settings", summary="Replace branding settings")
+async def replace_branding_settings(
+    request: Request,
+    body: BrandingWrite,
+    session: Session,
+    actor: CurrentActor,
+    box: AppSecretBox,
+    outbound: AppOutbound,
+) -> BrandingSettings:
+    return await service.replace(session, actor, body, box, _url_for(request), outbound=outbound)
 
 
 async def _read(part: str, upload: UploadFile | None) -> bytes | None:
@@ -54,39 +58,51 @@ async def _read(part: str, upload: UploadFile | None) -> bytes | None:
     return data
 
 
-@router.post(
-    "/iam/reselling/settings/upload", response_model=BrandingSettings,
-    name="upload_branding_files", summary="Upload logo and favicon",
-    description="multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, "
-    "smaller than 4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files "
-    "are checked by their content; their URLs appear as `publicSettings.logo` and "
-    "`publicSettings.favicon`.",
-)
-async def upload_files(
+@router.post("/iam/reselling/settings/upload", summary="Upload logo and favicon")
+async def upload_branding_files(
     request: Request,
     session: Session,
     actor: CurrentActor,
     logo: Annotated[UploadFile | None, File(description="PNG, JPEG or SVG, < 4 MB.")] = None,
     favicon: Annotated[UploadFile | None, File(description="ICO or PNG, < 1 MB.")] = None,
 ) -> BrandingSettings:
-    files = {part: data for part, data in
-             (("logo", await _read("logo", logo)), ("favicon", await _read("favicon", favicon)))
-             if data is not None}
-    return await service.upload(session, actor, files, _directory(request), _url_for(request),
-                                app_state(request.app).settings.max_image_pixels)
+    """multipart/form-data with a `logo` part (PNG, JPEG or self-contained SVG, smaller than
+    4 MB), a `favicon` part (ICO or PNG, smaller than 1 MB), or both. Files are checked by
+    their content; their URLs appear as `publicSettings.logo` and `publicSettings.favicon`."""
+    files = {
+        part: data
+        for part, data in (
+            ("logo", await _read("logo", logo)),
+            ("favicon", await _read("favicon", favicon)),
+        )
+        if data is not None
+    }
+    return await service.upload(
+        session,
+        actor,
+        files,
+        _directory(request),
+        _url_for(request),
+        app_state(request.app).settings.max_image_pixels,
+    )
 
 
 @router.get(
-    "/iam/reselling/files/{name}", name=FILE_ROUTE, summary="An uploaded logo or favicon",
-    description="Public (the control panel shows it before sign-in): names are the "
-    "SHA-256 of the content, served as immutable. An SVG is sent as a download "
-    "(`Content-Disposition: attachment`) unless requested as an image (`Sec-Fetch-Dest: "
-    "image`, or an `Accept` preferring `image/svg+xml` to `text/html`).",
+    "/iam/reselling/files/{name}",
+    name=FILE_ROUTE,
+    summary="An uploaded logo or favicon",
     response_class=FileResponse,
-    responses={200: {"content": {"image/png": {}, "image/jpeg": {}, "image/svg+xml": {},
-                                 "image/x-icon": {}}}},
+    responses={
+        200: {
+            "content": {"image/png": {}, "image/jpeg": {}, "image/svg+xml": {}, "image/x-icon": {}}
+        }
+    },
 )
-async def get_file(request: Request, name: str) -> FileResponse:
+async def get_branding_file(request: Request, name: str) -> FileResponse:
+    """Public (the control panel shows it before sign-in): names are the SHA-256 of the
+    content, served as immutable. An SVG is sent as a download (`Content-Disposition:
+    attachment`) unless requested as an image (`Sec-Fetch-Dest: image`, or an `Accept`
+    preferring `image/svg+xml` to `text/html`)."""
     path = blobs.path_of(_directory(request), name)
     if path is None:
         raise NotFound("File not found.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.reselling.notifications import service
@@ -15,6 +15,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPatch,
 )
 from cloudadmin.kit.ints import Id32, PageOffset
+from cloudadmin.kit.params import limit_query, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -26,58 +27,58 @@ BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
 
 
-@router.get(BASE, response_model=NotificationSettingPage, name="list_notification_settings",
-            summary="List notification settings")
-async def list_settings(
+@router.get(BASE, summary="List notification settings")
+async def list_notification_settings(
     request: Request,
-    resellerId: ResellerId,  # noqa: N803
+    resellerId: ResellerId,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[int | None, Query(ge=1, le=1000, description="Page size; without it "
-                                       "every setting is returned.")] = None,
+    limit: Annotated[
+        int | None, limit_query("Page size; without it every setting is returned.")
+    ] = None,
     offset: Annotated[PageOffset, Query()] = 0,
-    ordering: Annotated[list[str] | None, Query(
-        description="Fields id, reseller, notification_type, email, enabled; a leading "
-        "minus means descending; comma separated or repeated. Ties are broken by id.",
-        examples=["-id"])] = None,
+    ordering: Annotated[
+        list[str] | None,
+        ordering_query("Fields id, reseller, notification_type, email, enabled", "-id"),
+    ] = None,
 ) -> NotificationSettingPage:
-    return await service.list_settings(session, caller, resellerId, limit=limit,
-                                       offset=offset, ordering=ordering, url=request.url)
+    return await service.list_settings(
+        session, caller, resellerId, limit=limit, offset=offset, ordering=ordering, url=request.url
+    )
 
 
-@router.post(BASE, response_model=NotificationSetting, status_code=201,
-             name="create_notification_setting", summary="Create a notification setting",
-             dependencies=[IDEMPOTENT])
-async def create_setting(
-    resellerId: ResellerId, body: NotificationSettingCreate, session: Session,  # noqa: N803
-    actor: CurrentActor,
+@router.post(
+    BASE, status_code=201, summary="Create a notification setting", dependencies=[IDEMPOTENT]
+)
+async def create_notification_setting(
+    resellerId: ResellerId, body: NotificationSettingCreate, session: Session, actor: CurrentActor
 ) -> NotificationSetting:
     return await service.create(session, actor, resellerId, body)
 
 
-@router.get(ITEM, response_model=NotificationSetting, name="get_notification_setting",
-            summary="Read a notification setting")
-async def get_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    session: Session, caller: CurrentCaller,
+@router.get(ITEM, summary="Read a notification setting")
+async def get_notification_setting(
+    resellerId: ResellerId,
+    notificationSettingsId: SettingId,
+    session: Session,
+    caller: CurrentCaller,
 ) -> NotificationSetting:
     return await service.get(session, caller, resellerId, notificationSettingsId)
 
 
-@router.patch(ITEM, response_model=NotificationSetting, name="update_notification_setting",
-              summary="Update a notification setting")
-async def update_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    body: NotificationSettingPatch, session: Session, actor: CurrentActor,
+@router.patch(ITEM, summary="Update a notification setting")
+async def update_notification_setting(
+    resellerId: ResellerId,
+    notificationSettingsId: SettingId,
+    body: NotificationSettingPatch,
+    session: Session,
+    actor: CurrentActor,
 ) -> NotificationSetting:
     return await service.update(session, actor, resellerId, notificationSettingsId, body)
 
 
-@router.delete(ITEM, status_code=204, response_class=Response,
-               name="delete_notification_setting", summary="Delete a notification setting")
-async def delete_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId,  # noqa: N803
-    session: Session, actor: CurrentActor,
-) -> Response:
+@router.delete(ITEM, status_code=204, summary="Delete a notification setting")
+async def delete_notification_setting(
+    resellerId: ResellerId, notificationSettingsId: SettingId, session: Session, actor: CurrentActor
+) -> None:
     await service.delete(session, actor, resellerId, notificationSettingsId)
-    return Response(status_code=204)
