@@ -108,13 +108,25 @@ async def record(
         "request_id": actor.request_id,
     }
     event = UserActionEvent(
-        event_id=event_id, client_id=client_id, reseller_id=reseller_id, body=body,
-        created_at=now, user_id=caller.user_id, action_type=action_type,
-        api_group=api_group, project_id=project_id, region_id=region_id,
-        source_user_ip=actor.source_ip, user_agent=actor.user_agent, acknowledged=False,
+        event_id=event_id,
+        client_id=client_id,
+        reseller_id=reseller_id,
+        body=body,
+        created_at=now,
+        user_id=caller.user_id,
+        action_type=action_type,
+        api_group=api_group,
+        project_id=project_id,
+        region_id=region_id,
+        source_user_ip=actor.source_ip,
+        user_agent=actor.user_agent,
+        acknowledged=False,
         resources=[
-            UserActionResource(resource_type=r.resource_type, resource_id=str(r.resource_id),
-                               search_field=_resource(r).get("search_field"))
+            UserActionResource(
+                resource_type=r.resource_type,
+                resource_id=str(r.resource_id),
+                search_field=_resource(r).get("search_field"),
+            )
             for r in resources
         ],
     )
@@ -124,16 +136,20 @@ async def record(
         await session.flush()  # the event's id
         await session.execute(
             insert(EventDelivery),
-            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
-             for sid in subscriptions],
+            [
+                {"event_id": event.id, "subscription_id": sid, "delivered": False}
+                for sid in subscriptions
+            ],
         )
     webhooks = await _webhooks_owed(session, client_id)
     if webhooks:
         await session.flush()
         await session.execute(
             insert(WebhookDelivery),
-            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
-             for sid in webhooks],
+            [
+                {"event_id": event.id, "subscription_id": sid, "delivered": False}
+                for sid in webhooks
+            ],
         )
     if subscriptions or webhooks:
         await outbox_written(session)  # the dispatcher is woken when this commits
@@ -153,8 +169,14 @@ async def record_in_account(
     """:func:`record` of a change to one resource of ``account``: the event is the
     account's, and its reseller's to receive."""
     return await record(
-        session, actor, action_type=action_type, api_group=api_group, resources=[resource],
-        client_id=account.id, reseller_id=account.reseller_id, action_data=action_data,
+        session,
+        actor,
+        action_type=action_type,
+        api_group=api_group,
+        resources=[resource],
+        client_id=account.id,
+        reseller_id=account.reseller_id,
+        action_data=action_data,
     )
 
 
@@ -180,8 +202,10 @@ async def _subscriptions_owed(
     (SQLite serialises all writers anyway.)
     """
     child_events = (
-        and_(AmqpSubscription.client_id == reseller_id,
-             AmqpSubscription.receive_child_client_events.is_(True))
+        and_(
+            AmqpSubscription.client_id == reseller_id,
+            AmqpSubscription.receive_child_client_events.is_(True),
+        )
         if reseller_id is not None and reseller_id != client_id
         else false()
     )

@@ -56,8 +56,7 @@ async def change_group(
 ) -> None:
     """The user is then in exactly the given group."""
     role = body.user_role
-    user, account = await _user_in_account(session, actor.caller, client_id, user_id,
-                                           change=True)
+    user, account = await _user_in_account(session, actor.caller, client_id, user_id, change=True)
     if GROUPS.get(role.id) != role.name:
         raise invalid_role(role)
     group = await user_rows.get_group(session, role.id)
@@ -67,12 +66,18 @@ async def change_group(
         return
     user.groups = [group]
     await session.flush()
-    await users.record(session, actor, "update", "client_user", user, account,
-                       {"user_role": {"id": group.id, "name": group.name}})
+    await users.record(
+        session,
+        actor,
+        "update",
+        "client_user",
+        user,
+        account,
+        {"user_role": {"id": group.id, "name": group.name}},
+    )
 
 
 async def revoke(session: AsyncSession, actor: Actor, client_id: int, user_id: int) -> None:
     """A user has one account here, so revoking its access deletes the user."""
-    user, account = await _user_in_account(session, actor.caller, client_id, user_id,
-                                           change=True)
+    user, account = await _user_in_account(session, actor.caller, client_id, user_id, change=True)
     await users.soft_delete(session, actor, user, account, api_group="client_user")

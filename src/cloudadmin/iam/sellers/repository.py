@@ -88,8 +88,13 @@ async def count_visible(session: AsyncSession, caller: Caller, flt: SellerFilter
 
 
 async def page_visible(
-    session: AsyncSession, caller: Caller, flt: SellerFilter, order_by: list[Any], *,
-    limit: int | None, offset: int,
+    session: AsyncSession,
+    caller: Caller,
+    flt: SellerFilter,
+    order_by: list[Any],
+    *,
+    limit: int | None,
+    offset: int,
 ) -> list[tuple[Seller, Client]]:
     stmt = _visible_sellers(caller, flt).order_by(*order_by).offset(offset)
     if limit is not None:

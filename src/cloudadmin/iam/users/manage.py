@@ -48,12 +48,22 @@ def check_may_change(caller: Caller, user: User, *, itself: bool) -> None:
 
 
 async def record(
-    session: AsyncSession, actor: Actor, action: str, api_group: str, user: User,
-    account: Client, data: dict[str, Any],
+    session: AsyncSession,
+    actor: Actor,
+    action: str,
+    api_group: str,
+    user: User,
+    account: Client,
+    data: dict[str, Any],
 ) -> None:
     await user_actions.record_in_account(
-        session, actor, account, Resource("user", user.id),
-        action_type=action, api_group=api_group, action_data=data,
+        session,
+        actor,
+        account,
+        Resource("user", user.id),
+        action_type=action,
+        api_group=api_group,
+        action_data=data,
     )
 
 
@@ -76,10 +86,12 @@ async def list_users(
     )
     account = await session.get(Client, caller.account_id)
     assert account is not None  # the caller's key was accepted: its account exists
-    nxt, prev = (None, None) if limit is None else page_links(
-        url, count=total, limit=limit, offset=offset)
-    return UserPage(count=total, next=nxt, previous=prev,
-                    results=[present(u, account) for u in users])
+    nxt, prev = (
+        (None, None) if limit is None else page_links(url, count=total, limit=limit, offset=offset)
+    )
+    return UserPage(
+        count=total, next=nxt, previous=prev, results=[present(u, account) for u in users]
+    )
 
 
 async def _visible(
@@ -95,9 +107,7 @@ async def get(session: AsyncSession, caller: Caller, user_id: int) -> UserOut:
     return present(*await _visible(session, caller, user_id))
 
 
-async def update(
-    session: AsyncSession, actor: Actor, user_id: int, body: UserPatch
-) -> UserOut:
+async def update(session: AsyncSession, actor: Actor, user_id: int, body: UserPatch) -> UserOut:
     caller = actor.caller
     user, account = await _visible(session, caller, user_id, for_change=True)
     check_may_change(caller, user, itself=True)

@@ -61,8 +61,10 @@ def _live_users() -> Select[User, Client]:
 
 
 async def count_account_users(session: AsyncSession, account_id: int) -> int:
-    stmt = select(func.count()).select_from(User).where(
-        User.client_id == account_id, User.deleted.is_(False)
+    stmt = (
+        select(func.count())
+        .select_from(User)
+        .where(User.client_id == account_id, User.deleted.is_(False))
     )
     return int((await session.execute(stmt)).scalar_one())
 
@@ -82,7 +84,11 @@ async def account_users_page(
 
 
 async def get_visible(
-    session: AsyncSession, caller: Caller, user_id: int, *, account_id: int | None = None,
+    session: AsyncSession,
+    caller: Caller,
+    user_id: int,
+    *,
+    account_id: int | None = None,
     for_change: bool = False,
 ) -> tuple[User, Client] | None:
     """A live user of an account the caller sees (``account_id``: of that account only).

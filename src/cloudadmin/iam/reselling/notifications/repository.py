@@ -12,14 +12,20 @@ from cloudadmin.db.models import NotificationSetting
 
 
 async def count(session: AsyncSession, reseller_id: int) -> int:
-    stmt = select(func.count()).select_from(NotificationSetting).where(
-        NotificationSetting.reseller_id == reseller_id
+    stmt = (
+        select(func.count())
+        .select_from(NotificationSetting)
+        .where(NotificationSetting.reseller_id == reseller_id)
     )
     return int((await session.execute(stmt)).scalar_one())
 
 
 async def page(
-    session: AsyncSession, reseller_id: int, order_by: list[Any], *, limit: int | None,
+    session: AsyncSession,
+    reseller_id: int,
+    order_by: list[Any],
+    *,
+    limit: int | None,
     offset: int,
 ) -> list[NotificationSetting]:
     stmt = (
@@ -34,7 +40,11 @@ async def page(
 
 
 async def get(
-    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False,
+    session: AsyncSession,
+    reseller_id: int,
+    setting_id: int,
+    *,
+    for_change: bool = False,
     removal: bool = False,
 ) -> NotificationSetting | None:
     """``for_change``: locked until the transaction ends (db/locking.py)."""
