@@ -156,23 +156,33 @@ async def record(
     return event
 
 
-async def record_in_account(
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The account an event belongs to and its reseller, where no :class:`Client` row
+    is at hand (the same two attributes :func:`record_change` reads of one)."""
+
+    id: int
+    reseller_id: int | None
+
+
+async def record_change(
     session: AsyncSession,
     actor: Actor,
-    account: Client,
-    resource: Resource,
-    *,
+    account: Client | Owner,
     action_type: str,
-    api_group: str,
+    resource: Resource,
     action_data: dict[str, Any],
+    *,
+    api_group: str | None = None,
 ) -> UserActionEvent:
     """:func:`record` of a change to one resource of ``account``: the event is the
-    account's, and its reseller's to receive."""
+    account's, and its reseller's to receive. The API group is the resource's type
+    unless given."""
     return await record(
         session,
         actor,
         action_type=action_type,
-        api_group=api_group,
+        api_group=api_group or resource.resource_type,
         resources=[resource],
         client_id=account.id,
         reseller_id=account.reseller_id,

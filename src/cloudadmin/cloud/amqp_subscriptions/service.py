@@ -72,15 +72,9 @@ async def _record(
 ) -> None:
     if "connection_string" in changes:
         changes = {**changes, "connection_string": mask_url_password(changes["connection_string"])}
-    await user_actions.record(
-        session,
-        actor,
-        action_type=action,
-        api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)],
-        client_id=row.client_id,
-        reseller_id=reseller_id,
-        action_data=changes,
+    owner = user_actions.Owner(row.client_id, reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, action, Resource(API_GROUP, row.id), changes
     )
 
 

@@ -68,16 +68,11 @@ async def subscribe(
     )
     session.add(row)
     await session.flush()
-    await user_actions.record(
-        session,
-        actor,
-        action_type="create",
-        api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)],
-        client_id=row.client_id,
-        reseller_id=caller.account_reseller_id,
-        # The value is masked by name (kit/redact.py) like every secret.
-        action_data=body.model_dump(),
+    owner = user_actions.Owner(row.client_id, caller.account_reseller_id)
+    # The value is masked by name (kit/redact.py) like every secret.
+    data = body.model_dump()
+    await user_actions.record_change(
+        session, actor, owner, "create", Resource(API_GROUP, row.id), data
     )
 
 
@@ -87,15 +82,9 @@ async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
     row = await repository.of_account(session, caller.account_id)
     if row is None:
         raise NotFound("The account has no webhook subscription.")
-    await user_actions.record(
-        session,
-        actor,
-        action_type="delete",
-        api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)],
-        client_id=row.client_id,
-        reseller_id=caller.account_reseller_id,
-        action_data={},
+    owner = user_actions.Owner(row.client_id, caller.account_reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, "delete", Resource(API_GROUP, row.id), {}
     )
     await session.delete(row)
     await session.flush()

@@ -132,15 +132,9 @@ async def delete_token(session: AsyncSession, actor: Actor, client_id: int, toke
     key, _ = await _visible_token(session, caller, client_id, token_id, for_update=True)
     if not await revoke_key(session, key):
         return  # already deleted: nothing changes
-    await user_actions.record(
-        session,
-        actor,
-        action_type="delete",
-        api_group="api_token",
-        resources=[Resource("api_token", key.id)],
-        client_id=account_id,
-        reseller_id=reseller_id,
-        action_data={},
+    owner = user_actions.Owner(account_id, reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, "delete", Resource("api_token", key.id), {}
     )
 
 
@@ -184,15 +178,10 @@ async def create_token(
         role_id=role_id,
     )
     out = view(key, user)
-    await user_actions.record(
-        session,
-        actor,
-        action_type="create",
-        api_group="api_token",
-        resources=[Resource("api_token", key.id)],
-        client_id=account_id,
-        reseller_id=reseller_id,
-        action_data=out.model_dump(mode="json", exclude_none=True),
+    owner = user_actions.Owner(account_id, reseller_id)
+    data = out.model_dump(mode="json", exclude_none=True)
+    await user_actions.record_change(
+        session, actor, owner, "create", Resource("api_token", key.id), data
     )
     return ApiTokenCreated(**out.model_dump(), token=token)
 

@@ -56,13 +56,8 @@ async def create(
         username=user.email,
         user_role=UserRole(user_role=Role(id=group.id, name=group.name)),
     )
-    await user_actions.record_in_account(
-        session,
-        actor,
-        account,
-        Resource("user", user.id),
-        action_type="create",
-        api_group="client_user",
-        action_data=out.model_dump(mode="json"),
+    resource, data = Resource("user", user.id), out.model_dump(mode="json")
+    await user_actions.record_change(
+        session, actor, account, "create", resource, data, api_group="client_user"
     )
     return out

@@ -153,15 +153,8 @@ async def update(session: AsyncSession, actor: Actor, client_id: int, body: Clie
     if "companyName" in changes:
         await repository.rename_users_company(session, account.id, changes["companyName"])
     if changes:
-        await user_actions.record_in_account(
-            session,
-            actor,
-            account,
-            Resource("client", account.id),
-            action_type="update",
-            api_group="client",
-            action_data=changes,
-        )
+        resource = Resource("client", account.id)
+        await user_actions.record_change(session, actor, account, "update", resource, changes)
     return await present(session, account, caller)
 
 
@@ -182,13 +175,6 @@ async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) 
         raise PermissionDenied()
     account.deleted = True
     await session.flush()
-    await user_actions.record_in_account(
-        session,
-        actor,
-        account,
-        Resource("client", account.id),
-        action_type="delete",
-        api_group="client",
-        action_data={"deleted": True},
-    )
+    resource = Resource("client", account.id)
+    await user_actions.record_change(session, actor, account, "delete", resource, {"deleted": True})
     await mail.enqueue_deletion_request(session, account, caller.user_email)

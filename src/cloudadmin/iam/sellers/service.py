@@ -54,15 +54,8 @@ async def _record(
     reseller: Client,
     changes: dict[str, object],
 ) -> None:
-    await user_actions.record_in_account(
-        session,
-        actor,
-        reseller,
-        Resource("seller", seller.id),
-        action_type=action,
-        api_group="seller",
-        action_data=changes,
-    )
+    resource = Resource("seller", seller.id)
+    await user_actions.record_change(session, actor, reseller, action, resource, changes)
 
 
 async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:

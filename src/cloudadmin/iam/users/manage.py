@@ -56,14 +56,9 @@ async def record(
     account: Client,
     data: dict[str, Any],
 ) -> None:
-    await user_actions.record_in_account(
-        session,
-        actor,
-        account,
-        Resource("user", user.id),
-        action_type=action,
-        api_group=api_group,
-        action_data=data,
+    resource = Resource("user", user.id)
+    await user_actions.record_change(
+        session, actor, account, action, resource, data, api_group=api_group
     )
 
 

@@ -84,15 +84,8 @@ async def get(session: AsyncSession, caller: Caller, url_for: UrlFor) -> Brandin
 async def _record(
     session: AsyncSession, actor: Actor, reseller: Client, action: str, data: dict[str, Any]
 ) -> None:
-    await user_actions.record_in_account(
-        session,
-        actor,
-        reseller,
-        Resource("branding", reseller.id),
-        action_type=action,
-        api_group="branding",
-        action_data=data,
-    )
+    resource = Resource("branding", reseller.id)
+    await user_actions.record_change(session, actor, reseller, action, resource, data)
 
 
 MAIL_HOST_FIELD = "privateSettings.mailServer.host"

@@ -83,14 +83,9 @@ async def _record(
     action: str,
     data: dict[str, Any],
 ) -> None:
-    await user_actions.record_in_account(
-        session,
-        actor,
-        reseller,
-        Resource("notification_setting", row_id),
-        action_type=action,
-        api_group="notification_settings",
-        action_data=data,
+    resource = Resource("notification_setting", row_id)
+    await user_actions.record_change(
+        session, actor, reseller, action, resource, data, api_group="notification_settings"
     )
 
 
