@@ -46,18 +46,6 @@ def _out(seller: SellerRow, reseller: Client) -> Seller:
     )
 
 
-async def _record(
-    session: AsyncSession,
-    actor: Actor,
-    action: str,
-    seller: SellerRow,
-    reseller: Client,
-    changes: dict[str, object],
-) -> None:
-    resource = Resource("seller", seller.id)
-    await user_actions.record_change(session, actor, reseller, action, resource, changes)
-
-
 async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:
     caller = actor.caller
     require(caller, CallerKind.reseller)
@@ -77,7 +65,9 @@ async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Sell
     )
     session.add(seller)
     await session.flush()
-    await _record(session, actor, "create", seller, reseller, given)
+    await user_actions.record_change(
+        session, actor, reseller, "create", Resource("seller", seller.id), given
+    )
     return _out(seller, reseller)
 
 
@@ -110,7 +100,9 @@ async def update(session: AsyncSession, actor: Actor, seller_id: int, body: Sell
         setattr(seller, name, value)
     await session.flush()
     if changes:
-        await _record(session, actor, "update", seller, reseller, changes)
+        await user_actions.record_change(
+            session, actor, reseller, "update", Resource("seller", seller.id), changes
+        )
     return _out(seller, reseller)
 
 
@@ -144,4 +136,6 @@ async def delete(session: AsyncSession, actor: Actor, seller_id: int) -> None:
     seller.deleted = True
     await session.flush()
     await repository.unassign_from_clients(session, seller.id)
-    await _record(session, actor, "delete", seller, reseller, {"deleted": True})
+    await user_actions.record_change(
+        session, actor, reseller, "delete", Resource("seller", seller.id), {"deleted": True}
+    )

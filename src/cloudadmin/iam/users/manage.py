@@ -9,8 +9,6 @@ Some changes (deletion, group) are refused on one's own user, an operator's too.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
@@ -47,28 +45,16 @@ def check_may_change(caller: Caller, user: User, *, itself: bool) -> None:
         raise PermissionDenied()
 
 
-async def record(
-    session: AsyncSession,
-    actor: Actor,
-    action: str,
-    api_group: str,
-    user: User,
-    account: Client,
-    data: dict[str, Any],
-) -> None:
-    resource = Resource("user", user.id)
-    await user_actions.record_change(
-        session, actor, account, action, resource, data, api_group=api_group
-    )
-
-
 async def soft_delete(
     session: AsyncSession, actor: Actor, user: User, account: Client, *, api_group: str
 ) -> None:
     """Marks the user deleted: its API keys stop authenticating at once."""
     user.deleted = True
     await session.flush()
-    await record(session, actor, "delete", api_group, user, account, {"deleted": True})
+    resource = Resource("user", user.id)
+    await user_actions.record_change(
+        session, actor, account, "delete", resource, {"deleted": True}, api_group=api_group
+    )
 
 
 async def list_users(
@@ -116,7 +102,9 @@ async def update(session: AsyncSession, actor: Actor, user_id: int, body: UserPa
         setattr(user, name, value)
     await session.flush()
     if changes:
-        await record(session, actor, "update", "user", user, account, changes)
+        await user_actions.record_change(
+            session, actor, account, "update", Resource("user", user.id), changes
+        )
     return present(user, account)
 
 
