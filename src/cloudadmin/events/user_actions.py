@@ -190,6 +190,25 @@ async def record_change(
     )
 
 
+async def apply_and_record(
+    session: AsyncSession,
+    actor: Actor,
+    account: Client | Owner,
+    resource: Resource,
+    row: object,
+    wanted: dict[str, Any],
+) -> dict[str, Any]:
+    """Sets on ``row`` the fields of ``wanted`` whose value differs, flushes, and records
+    an "update" of ``resource`` with those changes when there are any; returns them."""
+    changes = {name: value for name, value in wanted.items() if getattr(row, name) != value}
+    for name, value in changes.items():
+        setattr(row, name, value)
+    await session.flush()
+    if changes:
+        await record_change(session, actor, account, "update", resource, changes)
+    return changes
+
+
 async def _webhooks_owed(session: AsyncSession, client_id: int) -> list[int]:
     """The account's webhook subscription, locked until commit for the same reason as
     in :func:`_subscriptions_owed`."""

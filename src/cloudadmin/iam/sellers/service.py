@@ -95,14 +95,8 @@ async def update(session: AsyncSession, actor: Actor, seller_id: int, body: Sell
     wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
     if "phone" in body.model_fields_set:
         wanted["phone"] = body.phone
-    changes = {k: v for k, v in wanted.items() if getattr(seller, k) != v}
-    for name, value in changes.items():
-        setattr(seller, name, value)
-    await session.flush()
-    if changes:
-        await user_actions.record_change(
-            session, actor, reseller, "update", Resource("seller", seller.id), changes
-        )
+    resource = Resource("seller", seller.id)
+    await user_actions.apply_and_record(session, actor, reseller, resource, seller, wanted)
     return _out(seller, reseller)
 
 

@@ -97,14 +97,9 @@ async def update(session: AsyncSession, actor: Actor, user_id: int, body: UserPa
         await accounts.lock_identities(session)
         if await accounts.email_taken(session, sent["email"]):
             raise Conflict(fields={"email": [EMAIL_TAKEN]})
-    changes = {name: value for name, value in sent.items() if getattr(user, name) != value}
-    for name, value in changes.items():
-        setattr(user, name, value)
-    await session.flush()
-    if changes:
-        await user_actions.record_change(
-            session, actor, account, "update", Resource("user", user.id), changes
-        )
+    await user_actions.apply_and_record(
+        session, actor, account, Resource("user", user.id), user, sent
+    )
     return present(user, account)
 
 
