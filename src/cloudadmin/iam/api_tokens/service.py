@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -92,13 +93,7 @@ async def list_tokens(
     if flt.role_id is not None and flt.role_id not in GROUPS:
         return []
     if caller.is_member:
-        flt = TokenFilter(
-            role_id=flt.role_id,
-            issued_by=flt.issued_by,
-            not_issued_by=flt.not_issued_by,
-            deleted=flt.deleted,
-            only_user_id=caller.user_id,
-        )
+        flt = dataclasses.replace(flt, only_user_id=caller.user_id)
     return [view(key, user) for key, user in await repository.list_tokens(session, client_id, flt)]
 
 
