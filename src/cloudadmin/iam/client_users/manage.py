@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import GROUPS, Client, User
 from cloudadmin.errors import NotFound, PermissionDenied
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.client_users.schemas import Role, UserGroup, UserGroupChange
 from cloudadmin.iam.client_users.service import invalid_role
 from cloudadmin.iam.clients import repository as accounts
@@ -66,14 +68,9 @@ async def change_group(
         return
     user.groups = [group]
     await session.flush()
-    await users.record(
-        session,
-        actor,
-        "update",
-        "client_user",
-        user,
-        account,
-        {"user_role": {"id": group.id, "name": group.name}},
+    resource, data = Resource("user", user.id), {"user_role": {"id": group.id, "name": group.name}}
+    await user_actions.record_change(
+        session, actor, account, "update", resource, data, api_group="client_user"
     )
 
 
