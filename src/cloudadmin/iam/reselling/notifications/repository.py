@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db import locking
+from cloudadmin.db.filters import sliced
 from cloudadmin.db.models import NotificationSetting
 
 
@@ -32,11 +33,8 @@ async def page(
         select(NotificationSetting)
         .where(NotificationSetting.reseller_id == reseller_id)
         .order_by(*order_by)
-        .offset(offset)
     )
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return list((await session.execute(stmt)).scalars().all())
+    return list((await session.execute(sliced(stmt, limit=limit, offset=offset))).scalars())
 
 
 async def get(
