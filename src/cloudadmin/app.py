@@ -99,10 +99,13 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     # and requests take their turns (web/turns.py) on a pool only they use.
     engine = create_engine(settings)
     dispatcher = Dispatcher(
-        engine, app_state(app).secret_box, lanes=settings.dispatcher_lanes,
+        engine,
+        app_state(app).secret_box,
+        lanes=settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
-        batch_size=settings.dispatcher_batch_size, outbound=app_state(app).outbound,
+        batch_size=settings.dispatcher_batch_size,
+        outbound=app_state(app).outbound,
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
         # `serve --workers N` runs N of these: one dispatches, the others stand by.
@@ -190,7 +193,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(
-                title=app.title, version=app.version, description=app.description,
+                title=app.title,
+                version=app.version,
+                description=app.description,
                 routes=app.routes,
             )
             app.openapi_schema = add_error_schema(schema)

@@ -109,7 +109,8 @@ class Settings(BaseSettings):
     # prometheus_client's own variable (no CLOUDADMIN_ prefix): where each worker process
     # writes its metric values. `serve` sets a fresh one per start; set it to choose where.
     prometheus_multiproc_dir: Path | None = Field(
-        default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR")
+        default=None, validation_alias="PROMETHEUS_MULTIPROC_DIR"
+    )
     # `cloudadmin worker` has no API: when set, it serves its own metrics (deliveries,
     # failures, mails) in Prometheus text format on this port, at any path.
     worker_metrics_port: int | None = Field(default=None, ge=1, le=65535)
@@ -144,7 +145,6 @@ class Settings(BaseSettings):
     dispatcher_idle_backoff_max_seconds: float = Field(default=5, gt=0, le=600)
 
     # --- Import and export ---
-
 
     @field_validator("trusted_proxies", "outbound_allow", mode="before")
     @classmethod

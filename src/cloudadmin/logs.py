@@ -57,8 +57,11 @@ def log_config(settings: Settings) -> dict[str, Any]:
         "formatters": {"default": formatter},
         "filters": {"redact_query": {"()": "cloudadmin.logs.RedactAccessQuery"}},
         "handlers": {
-            "default": {"class": "logging.StreamHandler", "formatter": "default",
-                        "stream": "ext://sys.stderr"},
+            "default": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "stream": "ext://sys.stderr",
+            },
         },
         "root": {"handlers": ["default"], "level": level},
         "loggers": {
@@ -67,8 +70,12 @@ def log_config(settings: Settings) -> dict[str, Any]:
             # template, the request id and the caller (observability/request_observer.py):
             # uvicorn's is silenced, not written twice. Its filter stays, should anyone
             # give it a handler again.
-            "uvicorn.access": {"level": level, "filters": ["redact_query"], "handlers": [],
-                               "propagate": False},
+            "uvicorn.access": {
+                "level": level,
+                "filters": ["redact_query"],
+                "handlers": [],
+                "propagate": False,
+            },
         },
     }
 

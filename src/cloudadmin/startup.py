@@ -52,8 +52,7 @@ def load_settings() -> Settings:
         return get_settings()
     except ValidationError as exc:
         problems = "; ".join(
-            f"CLOUDADMIN_{'_'.join(str(part) for part in error['loc']).upper()}: "
-            f"{error['msg']}"
+            f"CLOUDADMIN_{'_'.join(str(part) for part in error['loc']).upper()}: {error['msg']}"
             for error in exc.errors()
         )  # never the value: it may be a secret
         raise StartupError(f"invalid setting: {problems}") from None
@@ -118,14 +117,17 @@ async def wait_for_database(settings: Settings, wait_seconds: float, report: Rep
             waited = time.monotonic() - started
             left = wait_seconds - waited
             if not (can_wait and may_come_up(exc)) or left <= 0:
-                given_up = (f" (gave up after {attempt} attempts in {waited:.0f} s)"
-                            if attempt > 1 else "")
+                given_up = (
+                    f" (gave up after {attempt} attempts in {waited:.0f} s)" if attempt > 1 else ""
+                )
                 raise StartupError(
                     f"cannot connect to the database {shown}: {reason}{given_up}"
                 ) from None
             pause = min(FIRST_PAUSE_SECONDS * 2 ** (attempt - 1), LONGEST_PAUSE_SECONDS, left)
-            report(f"database not reachable yet (attempt {attempt}, {waited:.1f} s of "
-                   f"{wait_seconds:g} s): {shown}: {reason}; next attempt in {pause:.1f} s")
+            report(
+                f"database not reachable yet (attempt {attempt}, {waited:.1f} s of "
+                f"{wait_seconds:g} s): {shown}: {reason}; next attempt in {pause:.1f} s"
+            )
             await asyncio.sleep(pause)
 
 
@@ -135,8 +137,9 @@ async def _connect_once(settings: Settings) -> None:
     try:
         engine = create_engine(settings)  # creates a SQLite file's directory
     except OSError as exc:
-        raise OSError(f"cannot create the directory {exc.filename} of the database file: "
-                      f"{exc.strerror}") from None
+        raise OSError(
+            f"cannot create the directory {exc.filename} of the database file: {exc.strerror}"
+        ) from None
     try:
         if is_sqlite_url(url := settings.effective_database_url):
             # aiosqlite's thread may report a failed open after the loop has closed, a

@@ -39,17 +39,13 @@ def tenant_clause(
     return conditions[0] if len(conditions) == 1 else or_(*conditions)
 
 
-def caller_scope(
-    caller: Caller, own: Any, *, clients: Any | None = None
-) -> ColumnElement[bool]:
+def caller_scope(caller: Caller, own: Any, *, clients: Any | None = None) -> ColumnElement[bool]:
     """:func:`tenant_clause` for ``caller``: operators see every row; a reseller also
     the rows of its clients when ``clients`` is given; anyone else the rows of its own
     account."""
     if caller.is_operator:
         return true()
-    return tenant_clause(
-        caller.account_id, [own], clients=clients if caller.is_reseller else None
-    )
+    return tenant_clause(caller.account_id, [own], clients=clients if caller.is_reseller else None)
 
 
 def visible_accounts(caller: Caller, column: Any) -> ColumnElement[bool]:

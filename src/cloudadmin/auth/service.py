@@ -75,9 +75,25 @@ async def authenticate(conn: AsyncConnection, presented: PresentedKey) -> Caller
     if not rows:
         secret_matches(presented.key_id, presented.secret, _NO_KEY_HASH)
         raise TokenNotValid(INVALID)
-    (key_id, secret_hash, revoked, expires_at, last_usage, role_id, user_id, email, superuser,
-     deleted, is_active, account_id, client_type, reseller_id, account_deleted,
-     noticed_at, _) = rows[0]
+    (
+        key_id,
+        secret_hash,
+        revoked,
+        expires_at,
+        last_usage,
+        role_id,
+        user_id,
+        email,
+        superuser,
+        deleted,
+        is_active,
+        account_id,
+        client_type,
+        reseller_id,
+        account_deleted,
+        noticed_at,
+        _,
+    ) = rows[0]
     if not secret_matches(key_id, presented.secret, secret_hash):
         raise RefusedKnownKey(key_id, account_id, noticed_at)
     now = utcnow()
@@ -117,8 +133,7 @@ async def _note_usage(conn: AsyncConnection, key_id: int, now: datetime) -> None
     """Writes the key's last_usage on the request's own connection (on a read, committed
     at once; on a change, with the request's transaction). The condition makes the
     concurrent requests of other processes that read the same old value write nothing."""
-    await conn.execute(_TOUCH, {"key_id": key_id, "now": now,
-                                "cutoff": now - LAST_USAGE_INTERVAL})
+    await conn.execute(_TOUCH, {"key_id": key_id, "now": now, "cutoff": now - LAST_USAGE_INTERVAL})
 
 
 # Through SQLAlchemy's execution (not the driver path): rare, and seen by its events.
@@ -127,9 +142,15 @@ async def _note_usage(conn: AsyncConnection, key_id: int, now: datetime) -> None
 # LOCKED (SQLite, one writer at a time, compiles no FOR UPDATE).
 _TOUCH = (
     update(ApiKey)
-    .where(ApiKey.id == select(ApiKey.id).where(
-        ApiKey.id == bindparam("key_id"),
-        or_(ApiKey.last_usage.is_(None), ApiKey.last_usage < bindparam("cutoff")),
-    ).with_for_update(skip_locked=True).scalar_subquery())
+    .where(
+        ApiKey.id
+        == select(ApiKey.id)
+        .where(
+            ApiKey.id == bindparam("key_id"),
+            or_(ApiKey.last_usage.is_(None), ApiKey.last_usage < bindparam("cutoff")),
+        )
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
     .values(last_usage=bindparam("now"))
 )

@@ -59,8 +59,14 @@ def presented_key_id(request: Request) -> int | None:
 class Throttle:
     """One per application (``AppState.throttle``), built from the settings."""
 
-    def __init__(self, *, failures: str, per_key: str | None = None,
-                 redis_url: str | None = None, key_prefix: str = "cloudadmin") -> None:
+    def __init__(
+        self,
+        *,
+        failures: str,
+        per_key: str | None = None,
+        redis_url: str | None = None,
+        key_prefix: str = "cloudadmin",
+    ) -> None:
         self._failures: RateLimitItem = parse(failures)
         self._per_key: RateLimitItem | None = parse(per_key) if per_key else None
         self._pool: Any = None
@@ -69,20 +75,27 @@ class Throttle:
             import redis.asyncio
 
             self._pool = redis.asyncio.ConnectionPool.from_url(
-                redis_url, socket_timeout=_REDIS_TIMEOUT,
-                socket_connect_timeout=_REDIS_TIMEOUT)
+                redis_url, socket_timeout=_REDIS_TIMEOUT, socket_connect_timeout=_REDIS_TIMEOUT
+            )
             storage = RedisStorage(
                 redis_url if redis_url.startswith("async+") else f"async+{redis_url}",
-                implementation="redispy", key_prefix=key_prefix, wrap_exceptions=True,
-                connection_pool=self._pool)
+                implementation="redispy",
+                key_prefix=key_prefix,
+                wrap_exceptions=True,
+                connection_pool=self._pool,
+            )
         else:
             storage = MemoryStorage()
         self._limiter = SlidingWindowCounterRateLimiter(storage)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Throttle:
-        return cls(failures=settings.auth_failure_limit, per_key=settings.key_rate_limit,
-                   redis_url=settings.redis_url, key_prefix=settings.limits_key_prefix)
+        return cls(
+            failures=settings.auth_failure_limit,
+            per_key=settings.key_rate_limit,
+            redis_url=settings.redis_url,
+            key_prefix=settings.limits_key_prefix,
+        )
 
     async def admit(self, request: Request) -> None:
         """Before the request takes a turn at the database: 429 when its address is past
@@ -90,13 +103,19 @@ class Throttle:
         address = client_address(request)
         if address and not await self._test(self._failures, "auth-failures", address):
             raise await self._throttled(
-                self._failures, ("auth-failures", address),
-                "Too many failed authentications from this address.")
+                self._failures,
+                ("auth-failures", address),
+                "Too many failed authentications from this address.",
+            )
         key_id = presented_key_id(request)
-        if self._per_key is not None and key_id is not None \
-                and not await self._test(self._per_key, "key", str(key_id)):
-            raise await self._throttled(self._per_key, ("key", str(key_id)),
-                                        "Too many requests with this API key.")
+        if (
+            self._per_key is not None
+            and key_id is not None
+            and not await self._test(self._per_key, "key", str(key_id))
+        ):
+            raise await self._throttled(
+                self._per_key, ("key", str(key_id)), "Too many requests with this API key."
+            )
 
     async def failed(self, request: Request) -> None:
         """Count a refused authentication against the request's address."""
@@ -109,8 +128,9 @@ class Throttle:
         """Count an authenticated request against its key: only a caller who holds the
         secret spends the key's budget, never someone guessing it."""
         if self._per_key is not None and not await self._hit(self._per_key, "key", str(key_id)):
-            raise await self._throttled(self._per_key, ("key", str(key_id)),
-                                        "Too many requests with this API key.")
+            raise await self._throttled(
+                self._per_key, ("key", str(key_id)), "Too many requests with this API key."
+            )
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -124,8 +144,9 @@ class Throttle:
         """Spends one hit; whether it was allowed."""
         return await _allowed(self._limiter.hit(item, *ids))
 
-    async def _throttled(self, item: RateLimitItem, ids: tuple[str, ...],
-                         message: str) -> Throttled:
+    async def _throttled(
+        self, item: RateLimitItem, ids: tuple[str, ...], message: str
+    ) -> Throttled:
         THROTTLED.labels("auth_failures" if ids[0] == "auth-failures" else "api_key").inc()
         try:
             stats = await self._limiter.get_window_stats(item, *ids)

@@ -51,8 +51,12 @@ log = logging.getLogger("cloudadmin.db.driver")
 _DRIVER_ERRORS: dict[str, tuple[type[BaseException], ...]] = {
     # InternalClientError: a connection whose server went away can be left mid-protocol
     # ("cannot switch to state ..."; seen in tests/web/test_route.py's lost connections).
-    "postgresql": (asyncpg.PostgresError, asyncpg.InterfaceError,
-                   asyncpg.exceptions.InternalClientError, OSError),
+    "postgresql": (
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.exceptions.InternalClientError,
+        OSError,
+    ),
     "sqlite": (sqlite3.Error, ValueError),  # aiosqlite: ValueError on a closed connection
 }
 
@@ -70,8 +74,13 @@ class _Entry:
 
     __slots__ = ("compiled", "binds", "results", "fixed")
 
-    def __init__(self, compiled: Compiled, binds: dict[str, Processor],
-                 results: list[Processor] | None, fixed: _Fixed | None = None) -> None:
+    def __init__(
+        self,
+        compiled: Compiled,
+        binds: dict[str, Processor],
+        results: list[Processor] | None,
+        fixed: _Fixed | None = None,
+    ) -> None:
         self.compiled = compiled
         self.binds = binds
         self.results = results
@@ -114,8 +123,11 @@ class _Fixed:
     def of(cls, compiled: Any, processors: Mapping[str, Processor]) -> _Fixed | None:
         # Post-compile parameters (IN lists, literal_execute, render_postcompile) change
         # the SQL per execution; escaped names differ from the keys given.
-        if (compiled.post_compile_params or compiled.literal_execute_params
-                or compiled.escaped_bind_names):
+        if (
+            compiled.post_compile_params
+            or compiled.literal_execute_params
+            or compiled.escaped_bind_names
+        ):
             return None
         by_name = {name: bind for bind, name in compiled.bind_names.items()}
         # Values given to the statement with ``.params()`` are not on its bind
@@ -123,12 +135,18 @@ class _Fixed:
         # general path.
         placeholders = {name: None for name, bind in by_name.items() if bind.required}
         defaults = compiled.construct_params(placeholders, escape_names=False)
-        if any(name not in placeholders and defaults[name] is not by_name[name].effective_value
-               for name in by_name):
+        if any(
+            name not in placeholders and defaults[name] is not by_name[name].effective_value
+            for name in by_name
+        ):
             return None
-        return cls(compiled.string, tuple(
-            (by_name[name].key, name, by_name[name], processors.get(name))
-            for name in compiled.positiontup or ()))
+        return cls(
+            compiled.string,
+            tuple(
+                (by_name[name].key, name, by_name[name], processors.get(name))
+                for name in compiled.positiontup or ()
+            ),
+        )
 
     def arguments(self, params: Mapping[str, Any] | None) -> list[Any] | None:
         """The positional arguments; None when a required value is missing (the general
@@ -169,8 +187,9 @@ class Static:
         if entry is None:
             compiled = self.stmt.compile(dialect=dialect)
             binds = _bind_processors(compiled, dialect)
-            entry = _Entry(compiled, binds, _result_processors(self.stmt, dialect),
-                           _Fixed.of(compiled, binds))
+            entry = _Entry(
+                compiled, binds, _result_processors(self.stmt, dialect), _Fixed.of(compiled, binds)
+            )
             self._entries[dialect.name] = entry
         return entry
 
@@ -179,13 +198,11 @@ def _result_processors(stmt: Any, dialect: Dialect) -> list[Processor] | None:
     columns = getattr(stmt, "selected_columns", None)
     if columns is None:  # INSERT/UPDATE/DELETE without RETURNING
         return None
-    processors = [col.type.dialect_impl(dialect).result_processor(dialect, None)
-                  for col in columns]
+    processors = [col.type.dialect_impl(dialect).result_processor(dialect, None) for col in columns]
     return processors if any(processors) else None
 
 
-def _driver_arguments(entry: _Entry, params: Mapping[str, Any] | None
-                      ) -> tuple[str, list[Any]]:
+def _driver_arguments(entry: _Entry, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
     """The SQL (IN lists expanded) and its positional arguments, bind-processed, as
     SQLAlchemy's own execution works them out (engine/default.py)."""
     compiled: Any = entry.compiled
@@ -242,8 +259,11 @@ async def fetch(
         # connection is then invalidated and flagged as such; see web/route.py).
         global _fallbacks
         _fallbacks += 1
-        log.warning("statement replayed through SQLAlchemy after %s: %s",
-                    type(exc).__name__, sql.split("\n", 1)[0][:80])
+        log.warning(
+            "statement replayed through SQLAlchemy after %s: %s",
+            type(exc).__name__,
+            sql.split("\n", 1)[0][:80],
+        )
         return await _through_sqlalchemy(conn, statement.stmt, params)
     return _processed(rows, entry.results)
 

@@ -53,9 +53,12 @@ def create_engine(settings: Settings, url: str | None = None) -> AsyncEngine:
     # A fixed pool: requests beyond it wait their turn, first come first served.
     # Overflow connections were opened and closed under load, each with a cold
     # statement cache: multi-second stragglers at 64 concurrent requests.
-    kwargs.update(pool_size=settings.db_pool_size, max_overflow=0,
-                  pool_timeout=settings.db_pool_timeout,
-                  pool_pre_ping=settings.db_pre_ping)
+    kwargs.update(
+        pool_size=settings.db_pool_size,
+        max_overflow=0,
+        pool_timeout=settings.db_pool_timeout,
+        pool_pre_ping=settings.db_pre_ping,
+    )
     return create_async_engine(url, **kwargs)
 
 
@@ -112,5 +115,6 @@ def create_read_sessionmaker(read_engine: AsyncEngine) -> async_sessionmaker[Asy
     READ COMMITTED each statement of a transaction sees the data committed when it
     starts anyway, so reads lose nothing; the request's activity-log row is then one
     INSERT committed on its own."""
-    return async_sessionmaker(read_engine, expire_on_commit=False,
-                              autoflush=False, sync_session_class=_ReadOnlySession)
+    return async_sessionmaker(
+        read_engine, expire_on_commit=False, autoflush=False, sync_session_class=_ReadOnlySession
+    )

@@ -52,8 +52,11 @@ def demo_environment(settings: Settings) -> None:
     os.environ["CLOUDADMIN_DEMO"] = "true"
     if not settings.outbound_allow:
         os.environ["CLOUDADMIN_OUTBOUND_ALLOW"] = DEMO_OUTBOUND_ALLOW
-        typer.echo(f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
-                   f"{DEMO_OUTBOUND_ALLOW})", err=True)
+        typer.echo(
+            f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
+            f"{DEMO_OUTBOUND_ALLOW})",
+            err=True,
+        )
     get_settings.cache_clear()
 
 
@@ -81,9 +84,13 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
     async def run() -> DemoStart:
         engine = create_engine(settings)
         try:
-            return await start_demo(engine, SecretBox(settings.resolved_secret_key()),
-                                    _describe(settings), reset=reset,
-                                    probe=lambda: find_local_services(settings))
+            return await start_demo(
+                engine,
+                SecretBox(settings.resolved_secret_key()),
+                _describe(settings),
+                reset=reset,
+                probe=lambda: find_local_services(settings),
+            )
         finally:
             await engine.dispose()
 
@@ -92,8 +99,10 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
         _echo_local_services(settings, started.services)
         typer.echo("demo landscape loaded; one API key per kind of caller:")
     else:
-        typer.echo(f"demo landscape kept as it is (seeded {started.made_at:%Y-%m-%d %H:%M} "
-                   "UTC; --reset starts over); one API key per kind of caller:")
+        typer.echo(
+            f"demo landscape kept as it is (seeded {started.made_at:%Y-%m-%d %H:%M} "
+            "UTC; --reset starts over); one API key per kind of caller:"
+        )
     keys = started.keys
     width = max(len(kind) for kind in keys)
     for kind, token in keys.items():
@@ -109,19 +118,29 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
 def _echo_local_services(settings: Settings, services: LocalServices) -> None:
     amqp_host, amqp_port = amqp_address(settings.demo_amqp_url)
     if services.amqp_url:
-        typer.echo(f"demo: client 2001's AMQP subscription publishes to the broker at "
-                   f"{amqp_host}:{amqp_port} (exchange amq.topic, routing key cloudadmin)",
-                   err=True)
+        typer.echo(
+            f"demo: client 2001's AMQP subscription publishes to the broker at "
+            f"{amqp_host}:{amqp_port} (exchange amq.topic, routing key cloudadmin)",
+            err=True,
+        )
     else:
-        typer.echo(f"demo: no broker at {amqp_host}:{amqp_port}: no AMQP subscription "
-                   "(CLOUDADMIN_DEMO_AMQP_URL)", err=True)
+        typer.echo(
+            f"demo: no broker at {amqp_host}:{amqp_port}: no AMQP subscription "
+            "(CLOUDADMIN_DEMO_AMQP_URL)",
+            err=True,
+        )
     smtp_host, smtp_port = smtp_address(settings.demo_smtp_server)
     if services.smtp:
-        typer.echo(f"demo: the reseller's mail goes to the SMTP server at "
-                   f"{smtp_host}:{smtp_port}", err=True)
+        typer.echo(
+            f"demo: the reseller's mail goes to the SMTP server at {smtp_host}:{smtp_port}",
+            err=True,
+        )
     else:
-        typer.echo(f"demo: no SMTP server at {smtp_host}:{smtp_port}: the reseller has no "
-                   "mail server (CLOUDADMIN_DEMO_SMTP_SERVER)", err=True)
+        typer.echo(
+            f"demo: no SMTP server at {smtp_host}:{smtp_port}: the reseller has no "
+            "mail server (CLOUDADMIN_DEMO_SMTP_SERVER)",
+            err=True,
+        )
 
 
 def _describe(settings: Settings) -> str:

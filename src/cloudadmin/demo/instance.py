@@ -125,16 +125,21 @@ async def start_demo(
             mark = await session.get(InstanceMark, DEMO_MARK)
             assert mark is not None
             keys = _open_keys(box, mark.value)
-            return DemoStart(keys, made_at=mark.created_at, services=None,
-                             invalid=await _invalid_kinds(session, keys))
+            return DemoStart(
+                keys,
+                made_at=mark.created_at,
+                services=None,
+                invalid=await _invalid_kinds(session, keys),
+            )
         if found.state is State.demo:
             await _wipe(session)
         services = probe()
         document, keys = build_demo(amqp_url=services.amqp_url, smtp=services.smtp)
         await load_document(session, document, box)
         now = utcnow()
-        session.add(InstanceMark(name=DEMO_MARK, value=box.encrypt(json.dumps(keys)),
-                                 created_at=now))
+        session.add(
+            InstanceMark(name=DEMO_MARK, value=box.encrypt(json.dumps(keys)), created_at=now)
+        )
     return DemoStart(keys, made_at=now, services=services)
 
 
@@ -155,8 +160,12 @@ async def _invalid_kinds(session: AsyncSession, keys: dict[str, str]) -> frozens
     for kind, token in keys.items():
         key_id, _, secret = token.partition("_")
         row = await session.get(ApiKey, int(key_id))
-        if (row is None or row.revoked or not secret_matches(row.id, secret, row.secret_hash)
-                or (row.expires_at is not None and row.expires_at <= now)):
+        if (
+            row is None
+            or row.revoked
+            or not secret_matches(row.id, secret, row.secret_hash)
+            or (row.expires_at is not None and row.expires_at <= now)
+        ):
             invalid.add(kind)
     return frozenset(invalid)
 

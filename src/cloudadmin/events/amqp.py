@@ -56,8 +56,11 @@ class _VettedTransport(TransportFactory):
         sock = await self.outbound.connect(host, url.port or (5671 if context else 5672))
         try:
             return await asyncio.open_connection(
-                sock=sock, ssl=context, server_hostname=host if context else None,
-                ssl_handshake_timeout=self.outbound.timeout if context else None, **kwargs,
+                sock=sock,
+                ssl=context,
+                server_hostname=host if context else None,
+                ssl_handshake_timeout=self.outbound.timeout if context else None,
+                **kwargs,
             )
         except BaseException:
             sock.close()
@@ -79,8 +82,7 @@ def reason(exc: BaseException, *, publishing: bool = False) -> str:
         return str(exc)
     if isinstance(exc, ssl.SSLError | ssl.CertificateError):
         return TLS_FAILED
-    if isinstance(exc, amqp_errors.AuthenticationError
-                  | amqp_errors.ProbableAuthenticationError):
+    if isinstance(exc, amqp_errors.AuthenticationError | amqp_errors.ProbableAuthenticationError):
         return AUTHENTICATION_FAILED
     if isinstance(exc, amqp_errors.ConnectionNotAllowed) or (
         # The broker closes instead of opening the virtual host (530 NOT_ALLOWED).

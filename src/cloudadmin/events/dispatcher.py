@@ -111,8 +111,9 @@ class Queue:
 Send = Callable[[list[tuple[str, dict[str, Any]]]], Awaitable[tuple[int, str | None]]]
 
 AMQP = Queue("amqp", AmqpSubscription, EventDelivery, DeliveryState, _settings_of)
-WEBHOOK = Queue("webhook", WebhookSubscription, WebhookDelivery, WebhookDeliveryState,
-                _webhook_settings_of)
+WEBHOOK = Queue(
+    "webhook", WebhookSubscription, WebhookDelivery, WebhookDeliveryState, _webhook_settings_of
+)
 
 
 class Doorbell:
@@ -199,19 +200,26 @@ class Dispatcher:
                 log.info("dispatcher %s started", self.worker_id)
                 await self._run_lanes(stop)
                 if self.lock.lost.is_set() and not stop.is_set():
-                    log.error("dispatcher %s lost its lock (database connection); "
-                              "stopped its lanes until it holds it again", self.worker_id)
+                    log.error(
+                        "dispatcher %s lost its lock (database connection); "
+                        "stopped its lanes until it holds it again",
+                        self.worker_id,
+                    )
         finally:
             await self.lock.release()
             await self.brokers.close()
             await self.webhooks.close()
 
     async def _run_lanes(self, stop: asyncio.Event) -> None:
-        listener = self.listener = (Listener(self.lock.url, self._wake)
-                                    if self.engine.dialect.name == "postgresql" else None)
+        listener = self.listener = (
+            Listener(self.lock.url, self._wake)
+            if self.engine.dialect.name == "postgresql"
+            else None
+        )
         unsubscribe = subscribe_local(self._wake)
-        tasks = [asyncio.create_task(self._lane(self.deliver_once, self.bell))
-                 for _ in range(self.lanes)]
+        tasks = [
+            asyncio.create_task(self._lane(self.deliver_once, self.bell)) for _ in range(self.lanes)
+        ]
         tasks.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
         tasks.append(asyncio.create_task(self._housekeeping(stop)))
         tasks.append(asyncio.create_task(self._waker(stop, listener)))
@@ -224,8 +232,9 @@ class Dispatcher:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            log.info("dispatcher %s stopping; delivered %d events",
-                     self.worker_id, self.delivered_count)
+            log.info(
+                "dispatcher %s stopping; delivered %d events", self.worker_id, self.delivered_count
+            )
         finally:
             unsubscribe()
             if listener is not None:
@@ -302,19 +311,27 @@ class Dispatcher:
         parts = []
         for queue in (AMQP, WEBHOOK):
             state, delivery = queue.state, queue.delivery
-            pending = exists().where(delivery.subscription_id == state.subscription_id,
-                                     delivery.delivered.is_(False))
+            pending = exists().where(
+                delivery.subscription_id == state.subscription_id, delivery.delivered.is_(False)
+            )
             free = or_(state.lease_until.is_(None), state.lease_until < now)
             parts += [
                 # Deliveries of a subscription the dispatcher has no state for yet.
-                select(delivery.id).where(
+                select(delivery.id)
+                .where(
                     delivery.delivered.is_(False),
                     ~exists().where(state.subscription_id == delivery.subscription_id),
-                ).limit(1).scalar_subquery(),
-                select(state.subscription_id).where(
-                    pending, free,
+                )
+                .limit(1)
+                .scalar_subquery(),
+                select(state.subscription_id)
+                .where(
+                    pending,
+                    free,
                     or_(state.next_attempt_at.is_(None), state.next_attempt_at <= now),
-                ).limit(1).scalar_subquery(),
+                )
+                .limit(1)
+                .scalar_subquery(),
                 select(func.min(state.next_attempt_at)).where(pending, free).scalar_subquery(),
                 select(func.min(state.lease_until)).where(pending, ~free).scalar_subquery(),
             ]
@@ -322,9 +339,9 @@ class Dispatcher:
         mail_free = or_(MailMessage.lease_until.is_(None), MailMessage.lease_until < now)
         parts += [
             select(func.min(MailMessage.next_attempt_at))
-            .where(unsent, mail_free).scalar_subquery(),
-            select(func.min(MailMessage.lease_until))
-            .where(unsent, ~mail_free).scalar_subquery(),
+            .where(unsent, mail_free)
+            .scalar_subquery(),
+            select(func.min(MailMessage.lease_until)).where(unsent, ~mail_free).scalar_subquery(),
         ]
         async with self.reader.connect() as conn:
             row = (await conn.execute(select(*parts))).one()
@@ -352,25 +369,32 @@ class Dispatcher:
             missing = (
                 select(queue.delivery.subscription_id)
                 .where(queue.delivery.delivered.is_(False))
-                .where(~exists().where(queue.state.subscription_id
-                                       == queue.delivery.subscription_id))
+                .where(
+                    ~exists().where(queue.state.subscription_id == queue.delivery.subscription_id)
+                )
                 .distinct()
                 .limit(100)
             )
             new = [{"subscription_id": sid} for sid in (await session.execute(missing)).scalars()]
             if new:
                 await session.execute(
-                    upsert(self.engine.dialect.name, table_of(queue.state), []), new)
+                    upsert(self.engine.dialect.name, table_of(queue.state), []), new
+                )
             candidate = (
                 select(queue.state.subscription_id)
                 .where(or_(queue.state.lease_until.is_(None), queue.state.lease_until < now))
-                .where(or_(queue.state.next_attempt_at.is_(None),
-                           queue.state.next_attempt_at <= now))
-                .where(exists().where(and_(
-                    queue.delivery.subscription_id == queue.state.subscription_id,
-                    queue.delivery.delivered.is_(False))))
-                .order_by(queue.state.next_attempt_at.is_not(None),
-                          queue.state.next_attempt_at)
+                .where(
+                    or_(queue.state.next_attempt_at.is_(None), queue.state.next_attempt_at <= now)
+                )
+                .where(
+                    exists().where(
+                        and_(
+                            queue.delivery.subscription_id == queue.state.subscription_id,
+                            queue.delivery.delivered.is_(False),
+                        )
+                    )
+                )
+                .order_by(queue.state.next_attempt_at.is_not(None), queue.state.next_attempt_at)
                 .limit(1)
             )
             if self._skip_locked:
@@ -402,9 +426,7 @@ class Dispatcher:
             await self._release(sid, queue)
         return True
 
-    async def _deliver_batch(
-        self, queue: Queue, sid: int, sender: Callable[[Any], Send]
-    ) -> None:
+    async def _deliver_batch(self, queue: Queue, sid: int, sender: Callable[[Any], Send]) -> None:
         """Sends the next batch of the subscription's events in id order, marks what the
         far end took as delivered and counts a failure for the rest. The kinds differ
         only in how a batch is sent: ``sender`` makes the sending of one subscription."""
@@ -414,11 +436,16 @@ class Dispatcher:
                 return
             rows = (
                 await session.execute(
-                    select(queue.delivery.id, queue.delivery.event_id.label("event_pk"),
-                           UserActionEvent.event_id, UserActionEvent.body)
+                    select(
+                        queue.delivery.id,
+                        queue.delivery.event_id.label("event_pk"),
+                        UserActionEvent.event_id,
+                        UserActionEvent.body,
+                    )
                     .join(UserActionEvent, UserActionEvent.id == queue.delivery.event_id)
-                    .where(queue.delivery.subscription_id == sid,
-                           queue.delivery.delivered.is_(False))
+                    .where(
+                        queue.delivery.subscription_id == sid, queue.delivery.delivered.is_(False)
+                    )
                     .order_by(queue.delivery.id)
                     .limit(self.batch_size)
                 )
@@ -440,7 +467,8 @@ class Dispatcher:
                     await self._mark_delivered(session, done, acked, queue)
                 if error is None:
                     await session.execute(
-                        update(queue.state).where(queue.state.subscription_id == sid)
+                        update(queue.state)
+                        .where(queue.state.subscription_id == sid)
                         .values(attempts=0, last_error=None, next_attempt_at=None)
                     )
         if error is not None:
@@ -485,7 +513,10 @@ class Dispatcher:
         return send
 
     async def _mark_delivered(
-        self, session: AsyncSession, deliveries: list[int], events: list[int],
+        self,
+        session: AsyncSession,
+        deliveries: list[int],
+        events: list[int],
         queue: Queue = AMQP,
     ) -> None:
         """Marks deliveries (of ``queue``) done and acknowledges the events nothing is
@@ -498,17 +529,22 @@ class Dispatcher:
         """
         if self._skip_locked:  # PostgreSQL; SQLite serialises writers anyway
             await session.execute(
-                select(UserActionEvent.id).where(UserActionEvent.id.in_(events))
-                .order_by(UserActionEvent.id).with_for_update()
+                select(UserActionEvent.id)
+                .where(UserActionEvent.id.in_(events))
+                .order_by(UserActionEvent.id)
+                .with_for_update()
             )
         await session.execute(
-            update(queue.delivery).where(queue.delivery.id.in_(deliveries))
+            update(queue.delivery)
+            .where(queue.delivery.id.in_(deliveries))
             .values(delivered=True, delivered_at=utcnow())
         )
-        pending = exists().where(EventDelivery.event_id == UserActionEvent.id,
-                                 EventDelivery.delivered.is_(False))
-        webhook_pending = exists().where(WebhookDelivery.event_id == UserActionEvent.id,
-                                         WebhookDelivery.delivered.is_(False))
+        pending = exists().where(
+            EventDelivery.event_id == UserActionEvent.id, EventDelivery.delivered.is_(False)
+        )
+        webhook_pending = exists().where(
+            WebhookDelivery.event_id == UserActionEvent.id, WebhookDelivery.delivered.is_(False)
+        )
         await session.execute(
             update(UserActionEvent)
             .where(UserActionEvent.id.in_(events), ~pending, ~webhook_pending)
@@ -536,17 +572,24 @@ class Dispatcher:
             state.last_error = error
         self.wake()  # the waker sleeps until this retry is due
         self.failures.warning(
-            (queue.name, sid), error,
+            (queue.name, sid),
+            error,
             "%s subscription %s: delivery failed (attempt %s, next in %.0fs): %s",
-            queue.name, sid, state.attempts, delay, error,
-            extra={"subscription_id": sid, "attempts": state.attempts})
+            queue.name,
+            sid,
+            state.attempts,
+            delay,
+            error,
+            extra={"subscription_id": sid, "attempts": state.attempts},
+        )
 
     async def _release(self, sid: int, queue: Queue = AMQP) -> None:
         async with self.sessions() as session, session.begin():
             await session.execute(
                 update(queue.state)
-                .where(queue.state.subscription_id == sid,
-                       queue.state.lease_owner == self.worker_id)
+                .where(
+                    queue.state.subscription_id == sid, queue.state.lease_owner == self.worker_id
+                )
                 .values(lease_owner=None, lease_until=None)
             )
 
@@ -559,12 +602,14 @@ class Dispatcher:
         log_cutoff: datetime = utcnow() - log_older_than
         async with self.sessions() as session, session.begin():
             await session.execute(
-                delete(EventDelivery).where(EventDelivery.delivered.is_(True),
-                                            EventDelivery.delivered_at < cutoff)
+                delete(EventDelivery).where(
+                    EventDelivery.delivered.is_(True), EventDelivery.delivered_at < cutoff
+                )
             )
             await session.execute(
-                delete(WebhookDelivery).where(WebhookDelivery.delivered.is_(True),
-                                              WebhookDelivery.delivered_at < cutoff)
+                delete(WebhookDelivery).where(
+                    WebhookDelivery.delivered.is_(True), WebhookDelivery.delivered_at < cutoff
+                )
             )
             await session.execute(
                 delete(UserActionEvent).where(
@@ -584,8 +629,11 @@ class Dispatcher:
         async with self.sessions() as session, session.begin():
             stmt = (
                 select(MailMessage.id)
-                .where(MailMessage.sent.is_(False), MailMessage.next_attempt_at <= now,
-                       or_(MailMessage.lease_until.is_(None), MailMessage.lease_until < now))
+                .where(
+                    MailMessage.sent.is_(False),
+                    MailMessage.next_attempt_at <= now,
+                    or_(MailMessage.lease_until.is_(None), MailMessage.lease_until < now),
+                )
                 .order_by(MailMessage.id)
                 .limit(10)
             )
@@ -595,7 +643,8 @@ class Dispatcher:
             if not ids:
                 return False
             await session.execute(
-                update(MailMessage).where(MailMessage.id.in_(ids))
+                update(MailMessage)
+                .where(MailMessage.id.in_(ids))
                 .values(lease_owner=self.worker_id, lease_until=now + self.lease)
             )
         for mail_id in ids:
@@ -626,6 +675,12 @@ class Dispatcher:
             row.last_error = error
             row.next_attempt_at = utcnow() + timedelta(seconds=backoff_seconds(row.attempts))
         self.wake()
-        self.failures.warning(("mail", row.reseller_id), error,
-                              "mail %s to reseller %s failed (attempt %s): %s",
-                              mail_id, row.reseller_id, row.attempts, error)
+        self.failures.warning(
+            ("mail", row.reseller_id),
+            error,
+            "mail %s to reseller %s failed (attempt %s): %s",
+            mail_id,
+            row.reseller_id,
+            row.attempts,
+            error,
+        )

@@ -25,15 +25,20 @@ class _Seen:
 
 
 class FailureLog:
-    def __init__(self, logger: logging.Logger, window: float = WINDOW_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        logger: logging.Logger,
+        window: float = WINDOW_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.logger = logger
         self.window = window
         self.clock = clock
         self._seen: dict[Hashable, _Seen] = {}
 
-    def warning(self, key: Hashable, reason: str, msg: str, *args: Any,
-                extra: dict[str, Any] | None = None) -> bool:
+    def warning(
+        self, key: Hashable, reason: str, msg: str, *args: Any, extra: dict[str, Any] | None = None
+    ) -> bool:
         """Logs ``msg % args`` unless (``key``, ``reason``) was logged within the
         window; True when it was logged."""
         now = self.clock()

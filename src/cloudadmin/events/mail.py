@@ -50,13 +50,20 @@ def reason(exc: BaseException) -> str:
         return TLS_FAILED
     if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
         return AUTHENTICATION_FAILED
-    if isinstance(exc, aiosmtplib.SMTPConnectError | aiosmtplib.SMTPTimeoutError
-                  | aiosmtplib.SMTPServerDisconnected | OSError):
+    if isinstance(
+        exc,
+        aiosmtplib.SMTPConnectError
+        | aiosmtplib.SMTPTimeoutError
+        | aiosmtplib.SMTPServerDisconnected
+        | OSError,
+    ):
         # A server that never greets reads like a closed port: open, closed and
         # filtered ports are not told apart.
         return COULD_NOT_CONNECT
-    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused | aiosmtplib.SMTPSenderRefused
-                  | aiosmtplib.SMTPDataError):
+    if isinstance(
+        exc,
+        aiosmtplib.SMTPRecipientsRefused | aiosmtplib.SMTPSenderRefused | aiosmtplib.SMTPDataError,
+    ):
         return MESSAGE_REFUSED
     if isinstance(exc, aiosmtplib.SMTPException) and "TLS" in str(exc):
         return TLS_FAILED
@@ -76,9 +83,11 @@ async def enqueue(
         (
             await session.execute(
                 select(NotificationSetting.email)
-                .where(NotificationSetting.reseller_id == reseller_id,
-                       NotificationSetting.notification_type == kind,
-                       NotificationSetting.enabled.is_(True))
+                .where(
+                    NotificationSetting.reseller_id == reseller_id,
+                    NotificationSetting.notification_type == kind,
+                    NotificationSetting.enabled.is_(True),
+                )
                 .order_by(NotificationSetting.id)
             )
         ).scalars()
@@ -87,8 +96,14 @@ async def enqueue(
         return None
     now = utcnow()
     message = MailMessage(
-        kind=kind, reseller_id=reseller_id, recipients=sorted(set(recipients)),
-        subject=subject, body=body, created_at=now, next_attempt_at=now, attempts=0,
+        kind=kind,
+        reseller_id=reseller_id,
+        recipients=sorted(set(recipients)),
+        subject=subject,
+        body=body,
+        created_at=now,
+        next_attempt_at=now,
+        attempts=0,
         sent=False,
     )
     session.add(message)
@@ -101,10 +116,14 @@ async def enqueue_deletion_request(session: AsyncSession, account: Client, user_
     if reseller_id is None:
         return
     await enqueue(
-        session, kind="deletion_request", reseller_id=reseller_id,
+        session,
+        kind="deletion_request",
+        reseller_id=reseller_id,
         subject=f"Account deletion requested: {account.company_name} ({account.id})",
-        body=(f"Deletion of account {account.id} ({account.company_name}) was requested by "
-              f"{user_email} at {isoformat_z(utcnow())}.\n"),
+        body=(
+            f"Deletion of account {account.id} ({account.company_name}) was requested by "
+            f"{user_email} at {isoformat_z(utcnow())}.\n"
+        ),
     )
 
 
@@ -132,10 +151,14 @@ async def note_failed_login(
             else:
                 notice.last_sent_at = now
             await enqueue(
-                session, kind="failed_login", reseller_id=reseller_id,
+                session,
+                kind="failed_login",
+                reseller_id=reseller_id,
                 subject=f"Failed login to account {account_id}",
-                body=(f"A request to the API with key {key_id} of account {account_id} was "
-                      f"refused at {isoformat_z(now)} (from {source_ip or 'unknown'}).\n"),
+                body=(
+                    f"A request to the API with key {key_id} of account {account_id} was "
+                    f"refused at {isoformat_z(now)} (from {source_ip or 'unknown'}).\n"
+                ),
             )
     except IntegrityError:  # another process noted the same key at the same moment
         return
@@ -156,7 +179,8 @@ class MailSender:
         sender = (branding.public_settings or {}).get("fromEmail") if branding else None
         password = (
             self.secret_box.decrypt(branding.mail_password_encrypted)
-            if branding and branding.mail_password_encrypted else None
+            if branding and branding.mail_password_encrypted
+            else None
         )
         mail = EmailMessage()
         mail["From"] = sender or server.get("login") or f"noreply@{server['host']}"

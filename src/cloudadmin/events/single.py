@@ -84,8 +84,7 @@ class DispatcherLock:
 
         try:
             if self._conn is None or self._conn.is_closed():
-                self._conn = await asyncpg.connect(**asyncpg_connect_args(self.url),
-                                                   timeout=10)
+                self._conn = await asyncpg.connect(**asyncpg_connect_args(self.url), timeout=10)
             if not await self._conn.fetchval("SELECT pg_try_advisory_lock($1)", ADVISORY_KEY):
                 return False
         except (OSError, asyncpg.PostgresError, TimeoutError) as exc:

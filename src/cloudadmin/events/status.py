@@ -25,22 +25,32 @@ async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[st
     rows = (
         await conn.execute(
             select(
-                sub.id, sub.client_id,
-                func.coalesce(pending, 0), func.coalesce(delivered, 0),
-                state.attempts, state.next_attempt_at, state.last_error,
+                sub.id,
+                sub.client_id,
+                func.coalesce(pending, 0),
+                func.coalesce(delivered, 0),
+                state.attempts,
+                state.next_attempt_at,
+                state.last_error,
             )
             .outerjoin(delivery, delivery.subscription_id == sub.id)
             .outerjoin(state, state.subscription_id == sub.id)
-            .group_by(sub.id, sub.client_id, state.attempts, state.next_attempt_at,
-                      state.last_error)
+            .group_by(
+                sub.id, sub.client_id, state.attempts, state.next_attempt_at, state.last_error
+            )
             .order_by(sub.id)
         )
     ).all()
     return [
         {
-            "subscription": r[0], "client": r[1], "pending": int(r[2]), "delivered": int(r[3]),
-            "failing": bool(r[4]), "attempts": r[4] or 0,
-            "next_attempt_at": isoformat_z(r[5]) if r[5] else None, "last_error": r[6],
+            "subscription": r[0],
+            "client": r[1],
+            "pending": int(r[2]),
+            "delivered": int(r[3]),
+            "failing": bool(r[4]),
+            "attempts": r[4] or 0,
+            "next_attempt_at": isoformat_z(r[5]) if r[5] else None,
+            "last_error": r[6],
         }
         for r in rows
     ]
@@ -53,8 +63,11 @@ async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, d
     delivery: Any = queue.delivery
     sub: Any = queue.subscription
     pending = (
-        select(delivery.subscription_id.label("sid"), func.count().label("n"),
-               func.min(UserActionEvent.created_at).label("oldest"))
+        select(
+            delivery.subscription_id.label("sid"),
+            func.count().label("n"),
+            func.min(UserActionEvent.created_at).label("oldest"),
+        )
         .join(UserActionEvent, UserActionEvent.id == delivery.event_id)
         .where(delivery.delivered.is_(False))
         .group_by(delivery.subscription_id)
@@ -75,13 +88,14 @@ async def mail_counts(conn: AsyncConnection) -> dict[str, int]:
     mail = (
         await conn.execute(
             select(
-                func.coalesce(func.sum(case((MailMessage.sent.is_(False), 1),
-                                            else_=0)), 0),
-                func.coalesce(func.sum(case((MailMessage.sent.is_(True), 1),
-                                            else_=0)), 0),
-                func.coalesce(func.sum(case(
-                    (MailMessage.sent.is_(False) & (MailMessage.attempts > 0), 1),
-                    else_=0)), 0),
+                func.coalesce(func.sum(case((MailMessage.sent.is_(False), 1), else_=0)), 0),
+                func.coalesce(func.sum(case((MailMessage.sent.is_(True), 1), else_=0)), 0),
+                func.coalesce(
+                    func.sum(
+                        case((MailMessage.sent.is_(False) & (MailMessage.attempts > 0), 1), else_=0)
+                    ),
+                    0,
+                ),
             )
         )
     ).one()
@@ -106,14 +120,18 @@ async def collect(
 def _line(s: dict[str, object], prefix: str = "") -> str:
     state = "failing" if s["failing"] else "ok"
     detail = f"{s['next_attempt_at']} {s['last_error']}" if s["failing"] else ""
-    return (f"{prefix}{s['subscription']:>12} {s['client']:>8} {s['pending']:>8} "
-            f"{s['delivered']:>10} {state:<8} {detail}")
+    return (
+        f"{prefix}{s['subscription']:>12} {s['client']:>8} {s['pending']:>8} "
+        f"{s['delivered']:>10} {state:<8} {detail}"
+    )
 
 
 async def print_status(settings: Settings, echo: Callable[[str], object]) -> None:
     subs, mail, webhooks = await collect(settings)
-    echo(f"{'subscription':>12} {'client':>8} {'pending':>8} {'delivered':>10} "
-         f"{'state':<8} next attempt / last error")
+    echo(
+        f"{'subscription':>12} {'client':>8} {'pending':>8} {'delivered':>10} "
+        f"{'state':<8} next attempt / last error"
+    )
     for s in subs:
         echo(_line(s))
     # Webhook lines are marked, so that their ids are not read as AMQP subscriptions'.

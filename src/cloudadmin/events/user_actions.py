@@ -108,13 +108,25 @@ async def record(
         "request_id": actor.request_id,
     }
     event = UserActionEvent(
-        event_id=event_id, client_id=client_id, reseller_id=reseller_id, body=body,
-        created_at=now, user_id=caller.user_id, action_type=action_type,
-        api_group=api_group, project_id=project_id, region_id=region_id,
-        source_user_ip=actor.source_ip, user_agent=actor.user_agent, acknowledged=False,
+        event_id=event_id,
+        client_id=client_id,
+        reseller_id=reseller_id,
+        body=body,
+        created_at=now,
+        user_id=caller.user_id,
+        action_type=action_type,
+        api_group=api_group,
+        project_id=project_id,
+        region_id=region_id,
+        source_user_ip=actor.source_ip,
+        user_agent=actor.user_agent,
+        acknowledged=False,
         resources=[
-            UserActionResource(resource_type=r.resource_type, resource_id=str(r.resource_id),
-                               search_field=_resource(r).get("search_field"))
+            UserActionResource(
+                resource_type=r.resource_type,
+                resource_id=str(r.resource_id),
+                search_field=_resource(r).get("search_field"),
+            )
             for r in resources
         ],
     )
@@ -124,38 +136,77 @@ async def record(
         await session.flush()  # the event's id
         await session.execute(
             insert(EventDelivery),
-            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
-             for sid in subscriptions],
+            [
+                {"event_id": event.id, "subscription_id": sid, "delivered": False}
+                for sid in subscriptions
+            ],
         )
     webhooks = await _webhooks_owed(session, client_id)
     if webhooks:
         await session.flush()
         await session.execute(
             insert(WebhookDelivery),
-            [{"event_id": event.id, "subscription_id": sid, "delivered": False}
-             for sid in webhooks],
+            [
+                {"event_id": event.id, "subscription_id": sid, "delivered": False}
+                for sid in webhooks
+            ],
         )
     if subscriptions or webhooks:
         await outbox_written(session)  # the dispatcher is woken when this commits
     return event
 
 
-async def record_in_account(
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The account an event belongs to and its reseller, where no :class:`Client` row
+    is at hand (the same two attributes :func:`record_change` reads of one)."""
+
+    id: int
+    reseller_id: int | None
+
+
+async def record_change(
     session: AsyncSession,
     actor: Actor,
-    account: Client,
-    resource: Resource,
-    *,
+    account: Client | Owner,
     action_type: str,
-    api_group: str,
+    resource: Resource,
     action_data: dict[str, Any],
+    *,
+    api_group: str | None = None,
 ) -> UserActionEvent:
     """:func:`record` of a change to one resource of ``account``: the event is the
-    account's, and its reseller's to receive."""
+    account's, and its reseller's to receive. The API group is the resource's type
+    unless given."""
     return await record(
-        session, actor, action_type=action_type, api_group=api_group, resources=[resource],
-        client_id=account.id, reseller_id=account.reseller_id, action_data=action_data,
+        session,
+        actor,
+        action_type=action_type,
+        api_group=api_group or resource.resource_type,
+        resources=[resource],
+        client_id=account.id,
+        reseller_id=account.reseller_id,
+        action_data=action_data,
     )
+
+
+async def apply_and_record(
+    session: AsyncSession,
+    actor: Actor,
+    account: Client | Owner,
+    resource: Resource,
+    row: object,
+    wanted: dict[str, Any],
+) -> dict[str, Any]:
+    """Sets on ``row`` the fields of ``wanted`` whose value differs, flushes, and records
+    an "update" of ``resource`` with those changes when there are any; returns them."""
+    changes = {name: value for name, value in wanted.items() if getattr(row, name) != value}
+    for name, value in changes.items():
+        setattr(row, name, value)
+    await session.flush()
+    if changes:
+        await record_change(session, actor, account, "update", resource, changes)
+    return changes
 
 
 async def _webhooks_owed(session: AsyncSession, client_id: int) -> list[int]:
@@ -180,8 +231,10 @@ async def _subscriptions_owed(
     (SQLite serialises all writers anyway.)
     """
     child_events = (
-        and_(AmqpSubscription.client_id == reseller_id,
-             AmqpSubscription.receive_child_client_events.is_(True))
+        and_(
+            AmqpSubscription.client_id == reseller_id,
+            AmqpSubscription.receive_child_client_events.is_(True),
+        )
         if reseller_id is not None and reseller_id != client_id
         else false()
     )

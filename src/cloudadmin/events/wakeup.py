@@ -103,8 +103,9 @@ class Listener:
             await conn.add_listener(CHANNEL, self._notified)
         except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
             if not self._warned:
-                log.warning("dispatcher cannot LISTEN for outbox notifications (polling "
-                            "meanwhile): %s", exc)
+                log.warning(
+                    "dispatcher cannot LISTEN for outbox notifications (polling meanwhile): %s", exc
+                )
                 self._warned = True
             return False
         conn.add_termination_listener(lambda _conn: self.wake.set())

@@ -82,8 +82,12 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
         # with the same TLS context and the vetting backend.
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(trust_env=False),
-            max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
-            http1=True, http2=False, retries=0,
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            http1=True,
+            http2=False,
+            retries=0,
             network_backend=_VettedBackend(outbound),
         )
 
@@ -91,8 +95,12 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
 def client(outbound: Outbound) -> httpx.AsyncClient:
     """An HTTP client whose every connection goes through ``outbound``."""
     timeout = httpx.Timeout(outbound.timeout)
-    return httpx.AsyncClient(transport=_VettedTransport(outbound), timeout=timeout,
-                             follow_redirects=False, trust_env=False)
+    return httpx.AsyncClient(
+        transport=_VettedTransport(outbound),
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+    )
 
 
 class WebhookSender:
@@ -126,15 +134,19 @@ class WebhookSender:
                     response = await self._client.post(
                         url,
                         content=json.dumps(body, separators=(",", ":")).encode(),
-                        headers={"Content-Type": "application/json",
-                                 "X-Message-Id": message_id, header_name: header_value},
+                        headers={
+                            "Content-Type": "application/json",
+                            "X-Message-Id": message_id,
+                            header_name: header_value,
+                        },
                     )
                     await response.aclose()
             except Exception as exc:
                 raise _failure(exc, accepted) from None
             if not 200 <= response.status_code < 300:
                 raise WebhookError(
-                    REDIRECTED if 300 <= response.status_code < 400
+                    REDIRECTED
+                    if 300 <= response.status_code < 400
                     else refused_status(response.status_code),
                     accepted,
                 )
@@ -151,8 +163,7 @@ def _failure(exc: BaseException, accepted: int) -> WebhookError:
         return WebhookError(str(exc), accepted)
     if _caused_by_tls(exc):
         return WebhookError(TLS_FAILED, accepted)
-    if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout
-                  | httpx.PoolTimeout):
+    if isinstance(exc, TimeoutError | httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
         return WebhookError(NO_ANSWER, accepted)
     return WebhookError(COULD_NOT_CONNECT, accepted)
 

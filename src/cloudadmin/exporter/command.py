@@ -27,7 +27,9 @@ async def export_to(
 
 
 def run_export(
-    settings: Settings, target: str = "-", out: IO[str] | None = None,
+    settings: Settings,
+    target: str = "-",
+    out: IO[str] | None = None,
     err: IO[str] | None = None,
 ) -> int:
     """Export to FILE (or "-" for stdout); 0 when written, 1 with the reason on ``err``.

@@ -53,9 +53,7 @@ def chunks(items: list[Any], size: int = CHUNK) -> Iterator[tuple[int, list[Any]
         yield start, items[start : start + size]
 
 
-def survey(
-    document: Any, problems: Problems, progress: PhaseProgress | None = None
-) -> Catalogue:
+def survey(document: Any, problems: Problems, progress: PhaseProgress | None = None) -> Catalogue:
     """Validates the whole document into ``problems``; returns what the checks need.
 
     ``catalogue.complete`` is False when the document's shape is wrong (not an

@@ -104,4 +104,3 @@ def run_load(
         return 1
     print(report.summary(), file=out)
     return 0
-

@@ -45,8 +45,11 @@ LOWER_EMAIL = Unique("email", lambda t: func.lower(t.c.email), str.lower)
 # As the API checks it (iam/clients/repository.company_taken): among accounts not
 # deleted, compared folded, by the same fold() that fills the stored column.
 COMPANY_NAME = Unique(
-    "companyName", lambda t: t.c.company_name_folded, fold,
-    counts=lambda record: not record.deleted, live=lambda t: t.c.deleted.is_(False),
+    "companyName",
+    lambda t: t.c.company_name_folded,
+    fold,
+    counts=lambda record: not record.deleted,
+    live=lambda t: t.c.deleted.is_(False),
 )
 
 

@@ -76,8 +76,14 @@ async def load_document(
 
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
-    load = _Load(conn, document, catalogue, problems, progress,
-                 RowContext(secret_box=secret_box, accounts=catalogue.accounts))
+    load = _Load(
+        conn,
+        document,
+        catalogue,
+        problems,
+        progress,
+        RowContext(secret_box=secret_box, accounts=catalogue.accounts),
+    )
     addendums = catalogue.counts.get("addendums", 0)
     if not bulk_counts.deferrable(conn, addendums):
         await load.run()

@@ -272,8 +272,10 @@ class BrandingRecord(Record):
     def _one_password_form(self) -> BrandingRecord:
         mail = self.privateSettings.mailServer
         if self.mail_password_encrypted is not None and mail and mail.password is not None:
-            raise _at("mail_password_encrypted",
-                      "give privateSettings.mailServer.password or this, not both")
+            raise _at(
+                "mail_password_encrypted",
+                "give privateSettings.mailServer.password or this, not both",
+            )
         return self
 
 
@@ -418,8 +420,10 @@ class AmqpSubscriptionRecord(Record):
     @model_validator(mode="after")
     def _one_form(self) -> AmqpSubscriptionRecord:
         if (self.connection_string is None) == (self.connection_string_encrypted is None):
-            raise _at("connection_string",
-                      "give connection_string or connection_string_encrypted (exactly one)")
+            raise _at(
+                "connection_string",
+                "give connection_string or connection_string_encrypted (exactly one)",
+            )
         return self
 
     @field_validator("connection_string")

@@ -44,8 +44,9 @@ def _optional(row: Row, column: str, value: Any) -> Row:
 
 def _fields(rec: Any, *same: str, **renamed: str) -> Row:
     """The record's fields ``same`` under their own names, and ``column="field"`` for
-    the ones whose column is named otherwise: the row of the plain copies."""
-    row = {name: getattr(rec, name) for name in same}
+    the ones whose column is named otherwise: the row of the plain copies. Each of
+    ``same`` may name several fields, separated by spaces (as namedtuple's names)."""
+    row = {name: getattr(rec, name) for names in same for name in names.split()}
     row.update({column: getattr(rec, name) for column, name in renamed.items()})
     return row
 
@@ -57,9 +58,12 @@ def _company(ctx: RowContext, given: str | None, account: int) -> str:
 
 def client_row(rec: r.ClientRecord, _ctx: RowContext) -> Row:
     row = _fields(
-        rec, "id", "email", "name", "status", "deleted", "bill_type", "is_test", "phone",
-        "website", "signup_process", "custom_id", "client_type", "owner",
-        company_name="companyName", entry_base_domain="entryBaseDomain", seller_id="seller",
+        rec,
+        "id email name status deleted bill_type is_test phone website signup_process",
+        "custom_id client_type owner",
+        company_name="companyName",
+        entry_base_domain="entryBaseDomain",
+        seller_id="seller",
         reseller_id="resellers",
     )
     row.update(
@@ -80,8 +84,9 @@ def _features(value: Mapping[Any, list[r.Feature]]) -> dict[str, list[dict[str, 
 
 def user_row(rec: r.UserRecord, ctx: RowContext) -> Row:
     row = _fields(
-        rec, "id", "email", "name", "lang", "phone", "deleted", "activated", "sso_auth",
-        "two_fa", "user_type", "is_active", "superuser", client_id="client",
+        rec,
+        "id email name lang phone deleted activated sso_auth two_fa user_type is_active superuser",
+        client_id="client",
     )
     row["company"] = _company(ctx, rec.company, rec.client)
     row["auth_types"] = list(rec.auth_types)
@@ -102,8 +107,9 @@ def api_key_row(rec: r.ApiKeyRecord, _ctx: RowContext) -> Row:
 
 
 def seller_row(rec: r.SellerRecord, ctx: RowContext) -> Row:
-    row = _fields(rec, "id", "email", "full_name", "phone", "activated", "deleted",
-                  reseller_id="reseller")
+    row = _fields(
+        rec, "id", "email", "full_name", "phone", "activated", "deleted", reseller_id="reseller"
+    )
     row["company"] = _company(ctx, rec.company, rec.reseller)
     return _optional(row, "date_joined", rec.date_joined)
 
@@ -137,10 +143,11 @@ def region_row(rec: r.RegionRecord, _ctx: RowContext) -> Row:
 
 def listener_row(rec: r.ListenerRecord, _ctx: RowContext) -> Row:
     row = _fields(
-        rec, "id", "project_id", "region_id", "name", "allowed_cidrs", "connection_limit",
-        "creator_task_id", "load_balancer_id", "operating_status", "pool_count", "protocol",
-        "protocol_port", "provisioning_status", "secret_id", "sni_secret_id", "task_id",
-        "timeout_client_data", "timeout_member_connect", "timeout_member_data",
+        rec,
+        "id project_id region_id name allowed_cidrs connection_limit creator_task_id",
+        "load_balancer_id operating_status pool_count protocol protocol_port",
+        "provisioning_status secret_id sni_secret_id task_id timeout_client_data",
+        "timeout_member_connect timeout_member_data",
     )
     row.update(
         insert_headers=dict(rec.insert_headers),
@@ -163,8 +170,9 @@ def price_row(rec: PriceRecord, _ctx: RowContext) -> Row:
 
 
 def amqp_subscription_row(rec: r.AmqpSubscriptionRecord, ctx: RowContext) -> Row:
-    row = _fields(rec, "id", "exchange", "routing_key", "receive_child_client_events",
-                  client_id="client")
+    row = _fields(
+        rec, "id", "exchange", "routing_key", "receive_child_client_events", client_id="client"
+    )
     row["connection_string_encrypted"] = rec.connection_string_encrypted or ctx.secret_box.encrypt(
         rec.connection_string or ""
     )

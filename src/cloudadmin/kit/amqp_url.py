@@ -46,8 +46,7 @@ def problems_of(value: str) -> list[str]:
     else:
         if at_signs > 1:
             found.append(
-                "Reserved characters in the user or password must be percent-encoded "
-                "('@' as %40)."
+                "Reserved characters in the user or password must be percent-encoded ('@' as %40)."
             )
         userinfo, _, hostport = authority.rpartition("@")
         user, colon, password = userinfo.partition(":")

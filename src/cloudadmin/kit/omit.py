@@ -43,8 +43,11 @@ def _not_nullable(schema: dict[str, Any]) -> None:
 def omitted(description: str | None = None, **constraints: Any) -> Any:
     """A response model's field that is left out of the answer while it is None."""
     return Field(
-        default=None, exclude_if=_is_none, json_schema_extra=_not_nullable,
-        description=description, **constraints,
+        default=None,
+        exclude_if=_is_none,
+        json_schema_extra=_not_nullable,
+        description=description,
+        **constraints,
     )
 
 

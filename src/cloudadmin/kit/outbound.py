@@ -30,17 +30,20 @@ DEFAULT_TIMEOUT = 10.0
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 # Instance metadata and neighbouring services of the big clouds. Most are link-local,
 # CGNAT or unique-local anyway; they are named so the refusal says what they are.
-METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254",  # AWS, GCP, Azure, OpenStack, Oracle, DigitalOcean...
-    "169.254.169.253",  # AWS DNS
-    "169.254.169.123",  # AWS time
-    "169.254.170.2",    # AWS ECS task metadata
-    "100.100.100.200",  # Alibaba Cloud
-    "192.0.0.192",      # Oracle Cloud (classic)
-    "fd00:ec2::254",    # AWS over IPv6
-    "fd00:ec2::253",
-    "fd00:ec2::123",
-))
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, Oracle, DigitalOcean...
+        "169.254.169.253",  # AWS DNS
+        "169.254.169.123",  # AWS time
+        "169.254.170.2",  # AWS ECS task metadata
+        "100.100.100.200",  # Alibaba Cloud
+        "192.0.0.192",  # Oracle Cloud (classic)
+        "fd00:ec2::254",  # AWS over IPv6
+        "fd00:ec2::253",
+        "fd00:ec2::123",
+    )
+)
 # Names that mean this machine (RFC 6761) or the metadata service, without asking DNS.
 _LOCAL_NAMES = re.compile(r"^(localhost|.*\.localhost)$")
 _METADATA_NAMES = frozenset({"metadata", "metadata.google.internal"})
@@ -111,8 +114,7 @@ class Outbound:
     timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
-    def from_entries(cls, entries: Iterable[str], *, timeout: float = DEFAULT_TIMEOUT
-                     ) -> Outbound:
+    def from_entries(cls, entries: Iterable[str], *, timeout: float = DEFAULT_TIMEOUT) -> Outbound:
         """``entries``: CIDRs, addresses, host names and ``*.`` suffixes. ValueError
         names an entry that is none of them."""
         networks: list[IPNetwork] = []
@@ -130,8 +132,7 @@ class Outbound:
             name = _normal_name(entry)
             bare = name.removeprefix("*.")
             if not bare or not re.fullmatch(r"[a-z0-9_]([a-z0-9_.\-]*[a-z0-9_])?", bare):
-                raise ValueError(f"outbound_allow: {raw!r} is not a network, address or "
-                                 "host name")
+                raise ValueError(f"outbound_allow: {raw!r} is not a network, address or host name")
             if name.startswith("*."):
                 suffixes.append("." + bare)
             else:
@@ -140,8 +141,7 @@ class Outbound:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Outbound:
-        return cls.from_entries(settings.outbound_allow,
-                                timeout=settings.outbound_timeout_seconds)
+        return cls.from_entries(settings.outbound_allow, timeout=settings.outbound_timeout_seconds)
 
     # ---- checks ----------------------------------------------------------------
 
@@ -158,11 +158,12 @@ class Outbound:
             return
         reason = refusal_reason(address)
         if reason is not None:
-            shown = f"{host} resolves to {address}, " if host and host != str(address) \
+            shown = (
+                f"{host} resolves to {address}, "
+                if host and host != str(address)
                 else f"{address} is "
-            raise OutboundRefused(
-                f"Connections to this address are not allowed: {shown}{reason}."
             )
+            raise OutboundRefused(f"Connections to this address are not allowed: {shown}{reason}.")
 
     def check_host(self, host: str) -> None:
         """What can be told without asking DNS, when a destination is saved: an address
@@ -175,12 +176,15 @@ class Outbound:
             self.check_address(address)
             return
         name = _normal_name(host)
-        what = ("this machine" if _LOCAL_NAMES.match(name)
-                else "the cloud metadata service" if name in _METADATA_NAMES else None)
+        what = (
+            "this machine"
+            if _LOCAL_NAMES.match(name)
+            else "the cloud metadata service"
+            if name in _METADATA_NAMES
+            else None
+        )
         if what is not None:
-            raise OutboundRefused(
-                f"Connections to this address are not allowed: {name} is {what}."
-            )
+            raise OutboundRefused(f"Connections to this address are not allowed: {name} is {what}.")
 
     async def resolve(
         self, host: str, port: int
@@ -192,18 +196,19 @@ class Outbound:
         name = _normal_name(host)
         loop = asyncio.get_running_loop()
         try:
-            infos = await loop.getaddrinfo(name, port, type=socket.SOCK_STREAM,
-                                           proto=socket.IPPROTO_TCP)
+            infos = await loop.getaddrinfo(
+                name, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+            )
         except UnicodeError as exc:  # not a name the resolver can encode (IDNA)
             raise OSError(f"{name!r} is not a resolvable name") from exc
         if not infos:
             raise OSError(f"{name} has no address")
         if not self.name_allowed(host):
             for _family, _type, _proto, _canon, sockaddr in infos:
-                self.check_address(ipaddress.ip_address(str(sockaddr[0]).split("%")[0]),
-                                   name)
-        return [(family, type_, proto, sockaddr)
-                for family, type_, proto, _canon, sockaddr in infos]
+                self.check_address(ipaddress.ip_address(str(sockaddr[0]).split("%")[0]), name)
+        return [
+            (family, type_, proto, sockaddr) for family, type_, proto, _canon, sockaddr in infos
+        ]
 
     async def connect(self, host: str, port: int) -> socket.socket:
         """A connected, non-blocking TCP socket to one of ``host``'s checked addresses,

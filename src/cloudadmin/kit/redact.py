@@ -57,7 +57,7 @@ def mask_url_password(text: str) -> str:
         span = password_span(text, found.start())
         if span is None:
             continue
-        out.append(text[done:span[0]])
+        out.append(text[done : span[0]])
         out.append(MASK)
         done = span[1]
     out.append(text[done:])
@@ -79,7 +79,6 @@ def redact(value: Any) -> Any:
     if isinstance(value, str) and "://" in value:
         return mask_url_password(value)
     return value
-
 
 
 def redact_query(query: str) -> str:

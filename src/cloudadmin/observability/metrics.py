@@ -16,19 +16,20 @@ from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 disable_created_metrics()
 
 REQUESTS = Counter(
-    "cloudadmin_http_requests", "HTTP requests answered, by route template, method and status.",
+    "cloudadmin_http_requests",
+    "HTTP requests answered, by route template, method and status.",
     ["method", "route", "status"],
 )
 REQUEST_SECONDS = Histogram(
     "cloudadmin_http_request_duration_seconds",
-    "Time from a request's arrival to the end of its answer, by route template, method and "
-    "status.",
+    "Time from a request's arrival to the end of its answer, by route template, method and status.",
     ["method", "route", "status"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
 
 DB_POOL_SIZE = Gauge(
-    "cloudadmin_db_pool_size", "Database connections requests may hold at once (all processes).",
+    "cloudadmin_db_pool_size",
+    "Database connections requests may hold at once (all processes).",
     multiprocess_mode="livesum",
 )
 DB_CONNECTIONS_IN_USE = Gauge(
@@ -43,7 +44,8 @@ DB_REQUESTS_WAITING = Gauge(
 )
 
 EVENT_DELIVERIES = Counter(
-    "cloudadmin_event_deliveries", "Events delivered to subscribers, by kind of subscription.",
+    "cloudadmin_event_deliveries",
+    "Events delivered to subscribers, by kind of subscription.",
     ["kind"],
 )
 EVENT_DELIVERY_FAILURES = Counter(
@@ -58,6 +60,7 @@ AUTH_FAILURES = Counter(
     "cloudadmin_auth_failures", "Refused authentications (token_not_valid answers)."
 )
 THROTTLED = Counter(
-    "cloudadmin_throttled_requests", "Requests answered 429, by the limit they were past.",
+    "cloudadmin_throttled_requests",
+    "Requests answered 429, by the limit they were past.",
     ["limit"],
 )

@@ -67,19 +67,35 @@ def _log(scope: Scope, route: str, status: int, seconds: float) -> None:
     if query:
         path = f"{path}?{_printable(redact_query(query))}"
     fields = {
-        "method": scope["method"], "path": path, "route": route, "status": status,
+        "method": scope["method"],
+        "path": path,
+        "route": route,
+        "status": status,
         "duration_ms": round(seconds * 1000, 3),
-        "request_id": state.get("request_id"), "remote_ip": remote_ip,
+        "request_id": state.get("request_id"),
+        "remote_ip": remote_ip,
         "client_id": getattr(caller, "account_id", None),
         "user_id": getattr(caller, "user_id", None),
         "token_id": getattr(caller, "key_id", None),
         "pid": os.getpid(),  # which worker process of `serve --workers N` answered
     }
-    who = "" if caller is None else (
-        f" client_id={caller.account_id} user_id={caller.user_id} token_id={caller.key_id}")
+    who = (
+        ""
+        if caller is None
+        else (f" client_id={caller.account_id} user_id={caller.user_id} token_id={caller.key_id}")
+    )
     access_log.info(
-        '%s "%s %s" %d %.1fms route=%s request_id=%s%s', remote_ip, fields["method"], path,
-        status, seconds * 1000, route, fields["request_id"], who, extra=fields)
+        '%s "%s %s" %d %.1fms route=%s request_id=%s%s',
+        remote_ip,
+        fields["method"],
+        path,
+        status,
+        seconds * 1000,
+        route,
+        fields["request_id"],
+        who,
+        extra=fields,
+    )
 
 
 def _printable(text: str) -> str:

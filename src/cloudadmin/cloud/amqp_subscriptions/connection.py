@@ -23,14 +23,14 @@ def validated(value: str, field: str = "connection_string") -> str:
 def has_masked_password(value: str) -> bool:
     """The password is the mask the API answers with (``user:***@``)."""
     span = password_span(value)
-    return span is not None and value[span[0]:span[1]] == MASK
+    return span is not None and value[span[0] : span[1]] == MASK
 
 
 def with_password_of(value: str, stored: str) -> str:
     """``value`` with the password of ``stored`` in place of its own (both valid)."""
     mine, theirs = password_span(value), password_span(stored)
     assert mine is not None and theirs is not None
-    return value[:mine[0]] + stored[theirs[0]:theirs[1]] + value[mine[1]:]
+    return value[: mine[0]] + stored[theirs[0] : theirs[1]] + value[mine[1] :]
 
 
 def check_destination(value: str, outbound: Outbound, field: str = "connection_string") -> None:

@@ -30,8 +30,11 @@ async def send_test_message(
     await session.rollback()
     message_id = str(uuid.uuid4())
     message = {
-        "id": message_id, "test": True, "client_id": caller.account_id,
-        "user_id": caller.user_id, "timestamp": isoformat_z(utcnow()),
+        "id": message_id,
+        "test": True,
+        "client_id": caller.account_id,
+        "user_id": caller.user_id,
+        "timestamp": isoformat_z(utcnow()),
         "request_id": actor.request_id,
     }
     pool = BrokerPool(outbound)

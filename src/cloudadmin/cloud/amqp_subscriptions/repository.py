@@ -47,7 +47,5 @@ async def list_visible(
     if client_id is not None:
         stmt = stmt.where(AmqpSubscription.client_id == client_id)
     count = await session.execute(select(func.count()).select_from(stmt.subquery()))
-    rows = await session.execute(
-        stmt.order_by(AmqpSubscription.id).limit(limit).offset(offset)
-    )
+    rows = await session.execute(stmt.order_by(AmqpSubscription.id).limit(limit).offset(offset))
     return int(count.scalar_one()), [r[0] for r in rows.all()]

@@ -13,7 +13,6 @@ _CONNECTION_DESCRIPTION = (
 _CONNECTION_EXAMPLES = ["amqps://events:s3cret@broker.example:5671/%2F"]
 
 
-
 class AmqpSubscriptionCreate(BaseModel):
     """Body of POST subscribe_amqp."""
 
@@ -25,8 +24,7 @@ class AmqpSubscriptionCreate(BaseModel):
     exchange: str | None = Field(default=None, max_length=255, description="Exchange name.")
     receive_child_client_events: bool = Field(
         default=False,
-        description="Also receive the user actions of the clients whose reseller is this "
-        "account.",
+        description="Also receive the user actions of the clients whose reseller is this account.",
     )
     routing_key: str | None = Field(default=None, max_length=255)
 

@@ -37,8 +37,10 @@ from cloudadmin.kit.redact import mask_url_password
 
 API_GROUP = "amqp_subscription"
 NOT_NULL = "This field may not be null."
-MASKED = ("The password is the mask (***) the API answers with; send the password "
-          "itself (only an update may send the mask back, to keep the stored one).")
+MASKED = (
+    "The password is the mask (***) the API answers with; send the password "
+    "itself (only an update may send the mask back, to keep the stored one)."
+)
 
 
 def new_connection_string(value: str, outbound: Outbound) -> str:
@@ -61,20 +63,26 @@ def _out(row: SubscriptionRow, box: SecretBox) -> AmqpSubscription:
 
 
 async def _record(
-    session: AsyncSession, actor: Actor, action: str, row: SubscriptionRow,
-    reseller_id: int | None, changes: dict[str, Any],
+    session: AsyncSession,
+    actor: Actor,
+    action: str,
+    row: SubscriptionRow,
+    reseller_id: int | None,
+    changes: dict[str, Any],
 ) -> None:
     if "connection_string" in changes:
         changes = {**changes, "connection_string": mask_url_password(changes["connection_string"])}
-    await user_actions.record(
-        session, actor, action_type=action, api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
-        reseller_id=reseller_id, action_data=changes,
+    owner = user_actions.Owner(row.client_id, reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, action, Resource(API_GROUP, row.id), changes
     )
 
 
 async def subscribe(
-    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
+    session: AsyncSession,
+    actor: Actor,
+    box: SecretBox,
+    outbound: Outbound,
     body: AmqpSubscriptionCreate,
 ) -> None:
     caller = actor.caller
@@ -91,9 +99,16 @@ async def subscribe(
     )
     session.add(row)
     await session.flush()
-    await _record(session, actor, "create", row, caller.account_reseller_id,
-                  body.model_dump(include={"connection_string", "exchange", "routing_key",
-                                           "receive_child_client_events"}))
+    await _record(
+        session,
+        actor,
+        "create",
+        row,
+        caller.account_reseller_id,
+        body.model_dump(
+            include={"connection_string", "exchange", "routing_key", "receive_child_client_events"}
+        ),
+    )
 
 
 async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
@@ -117,8 +132,13 @@ async def get(
 
 
 async def list_(
-    session: AsyncSession, caller: Caller, box: SecretBox, *, client_id: int | None,
-    limit: int, offset: int,
+    session: AsyncSession,
+    caller: Caller,
+    box: SecretBox,
+    *,
+    client_id: int | None,
+    limit: int,
+    offset: int,
 ) -> AmqpSubscriptionList:
     count, rows = await repository.list_visible(
         session, caller, client_id=client_id, limit=limit, offset=offset
@@ -127,8 +147,12 @@ async def list_(
 
 
 async def update(
-    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
-    subscription_id: int, body: AmqpSubscriptionUpdate,
+    session: AsyncSession,
+    actor: Actor,
+    box: SecretBox,
+    outbound: Outbound,
+    subscription_id: int,
+    body: AmqpSubscriptionUpdate,
 ) -> AmqpSubscription:
     caller = actor.caller
     found = await repository.get_visible(session, caller, subscription_id, for_change=True)

@@ -27,7 +27,10 @@ async def list_in(
     conds = [LifecyclePolicy.project_id == project_id, LifecyclePolicy.region_id == region_id]
     count = await session.execute(select(func.count()).select_from(LifecyclePolicy).where(*conds))
     rows = await session.execute(
-        select(LifecyclePolicy).where(*conds).order_by(LifecyclePolicy.id)
-        .limit(limit).offset(offset)
+        select(LifecyclePolicy)
+        .where(*conds)
+        .order_by(LifecyclePolicy.id)
+        .limit(limit)
+        .offset(offset)
     )
     return int(count.scalar_one()), rows.scalars().all()

@@ -66,8 +66,13 @@ def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
 
 
 async def get(
-    session: AsyncSession, caller: Caller, project_id: int, region_id: int, policy_id: int,
-    *, need_volumes: bool,
+    session: AsyncSession,
+    caller: Caller,
+    project_id: int,
+    region_id: int,
+    policy_id: int,
+    *,
+    need_volumes: bool,
 ) -> LifecyclePolicy:
     project = await scoping.visible_project(session, caller, project_id)
     row = await repository.get_in(session, project.id, region_id, policy_id)
@@ -77,8 +82,14 @@ async def get(
 
 
 async def list_(
-    session: AsyncSession, caller: Caller, project_id: int, region_id: int,
-    *, need_volumes: bool, limit: int, offset: int,
+    session: AsyncSession,
+    caller: Caller,
+    project_id: int,
+    region_id: int,
+    *,
+    need_volumes: bool,
+    limit: int,
+    offset: int,
 ) -> LifecyclePolicyList:
     project = await scoping.visible_project(session, caller, project_id)
     count, rows = await repository.list_in(

@@ -38,10 +38,13 @@ async def list_in(
     conds = [Listener.project_id == project_id, Listener.region_id == region_id]
     if load_balancer_id is not None:
         conds.append(Listener.load_balancer_id == load_balancer_id)
-    count = (await session.execute(select(func.count()).select_from(Listener).where(*conds)))
+    count = await session.execute(select(func.count()).select_from(Listener).where(*conds))
     rows = await session.execute(
-        select(Listener).where(*conds).order_by(Listener.name, Listener.id)
-        .limit(limit).offset(offset)
+        select(Listener)
+        .where(*conds)
+        .order_by(Listener.name, Listener.id)
+        .limit(limit)
+        .offset(offset)
     )
     return int(count.scalar_one()), rows.scalars().all()
 

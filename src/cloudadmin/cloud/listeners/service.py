@@ -57,8 +57,13 @@ async def _found(
 
 
 async def get(
-    session: AsyncSession, caller: Caller, project_id: int, region_id: int, listener_id: str,
-    *, show_stats: bool,
+    session: AsyncSession,
+    caller: Caller,
+    project_id: int,
+    region_id: int,
+    listener_id: str,
+    *,
+    show_stats: bool,
 ) -> Listener:
     project = await scoping.visible_project(session, caller, project_id)
     row = await _found(session, project.id, region_id, listener_id)
@@ -66,19 +71,34 @@ async def get(
 
 
 async def list_(
-    session: AsyncSession, caller: Caller, project_id: int, region_id: int, *,
-    load_balancer_id: str | None, show_stats: bool, limit: int, offset: int,
+    session: AsyncSession,
+    caller: Caller,
+    project_id: int,
+    region_id: int,
+    *,
+    load_balancer_id: str | None,
+    show_stats: bool,
+    limit: int,
+    offset: int,
 ) -> ListenerList:
     project = await scoping.visible_project(session, caller, project_id)
     count, rows = await repository.list_in(
-        session, project.id, region_id, load_balancer_id=load_balancer_id,
-        limit=limit, offset=offset,
+        session,
+        project.id,
+        region_id,
+        load_balancer_id=load_balancer_id,
+        limit=limit,
+        offset=offset,
     )
     return ListenerList(count=count, results=[_out(r, show_stats=show_stats) for r in rows])
 
 
 async def rename(
-    session: AsyncSession, actor: Actor, project_id: int, region_id: int, listener_id: str,
+    session: AsyncSession,
+    actor: Actor,
+    project_id: int,
+    region_id: int,
+    listener_id: str,
     name: str,
 ) -> Listener:
     caller = actor.caller
@@ -96,11 +116,15 @@ async def rename(
         raise NotFound("Listener not found.")  # pragma: no cover - deleted concurrently
     row = await _found(session, project.id, region_id, listener_id)
     await user_actions.record(
-        session, actor, action_type="update", api_group="lblistener",
+        session,
+        actor,
+        action_type="update",
+        api_group="lblistener",
         resources=[Resource("lblistener", listener_id, search_field=name)],
         client_id=project.client_id,
         reseller_id=project.reseller_id,
         action_data={"name": name},
-        project_id=project.id, region_id=region_id,
+        project_id=project.id,
+        region_id=region_id,
     )
     return _out(row, show_stats=False)

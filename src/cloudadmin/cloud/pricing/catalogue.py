@@ -91,8 +91,9 @@ async def upsert_prices(session: AsyncSession, records: list[PriceRecord]) -> No
     if not records:
         return
     wanted = {r.region_id for r in records}
-    found = set((await session.execute(select(Region.id).where(Region.id.in_(wanted))))
-                .scalars().all())
+    found = set(
+        (await session.execute(select(Region.id).where(Region.id.in_(wanted)))).scalars().all()
+    )
     for index, record in enumerate(records):
         if record.region_id not in found:
             raise PriceFileError(
@@ -123,9 +124,7 @@ def read_prices_file(path: str | Path) -> list[PriceRecord]:
     return parse_prices(document)
 
 
-async def load_prices_file(
-    sessionmaker: async_sessionmaker[AsyncSession], path: str | Path
-) -> int:
+async def load_prices_file(sessionmaker: async_sessionmaker[AsyncSession], path: str | Path) -> int:
     """Loads a prices JSON file into the catalogue in one transaction.
 
     The file holds a list of ``prices`` records of the load format (docs/import.md),

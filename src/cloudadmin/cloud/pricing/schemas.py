@@ -21,7 +21,9 @@ class PoolPriceRequest(BaseModel):
     flavor_id: str = Field(min_length=1, max_length=255, description="Flavor of the nodes.")
     node_count: int = Field(default=1, ge=1, le=200, description="Nodes in the pool.")
     boot_volume_size: int | None = Field(
-        default=None, ge=10, le=2000,
+        default=None,
+        ge=10,
+        le=2000,
         description="Boot volume size in GiB; required for virtual flavors.",
     )
     boot_volume_type: VolumeType | None = Field(

@@ -64,9 +64,7 @@ def _shown(figure: _Figure, prices: Prices) -> PriceItem:
         price_per_hour=_round(figure.per_hour),
         price_per_month=_round(figure.per_hour * HOURS_PER_MONTH),
         price_status="show",
-        price_without_discount_per_month=_round(
-            figure.without_discount_per_hour * HOURS_PER_MONTH
-        ),
+        price_without_discount_per_month=_round(figure.without_discount_per_hour * HOURS_PER_MONTH),
         tax_percent=prices.tax_percent,
     )
 
@@ -131,12 +129,16 @@ def price_cluster(body: ClusterPriceRequest, prices: Prices | None) -> ClusterPr
             (f.without_discount_per_hour for f in figures if f), Decimal(0)
         )
         total = _shown(total_figure, prices)
-    return ClusterPrice(instances=instances, publicips=publicips, total_price=total,
-                        volumes=volumes)
+    return ClusterPrice(
+        instances=instances, publicips=publicips, total_price=total, volumes=volumes
+    )
 
 
 async def preview(
-    session: AsyncSession, caller: Caller, project_id: int, region_id: int,
+    session: AsyncSession,
+    caller: Caller,
+    project_id: int,
+    region_id: int,
     body: ClusterPriceRequest,
 ) -> ClusterPrice:
     await scoping.visible_project(session, caller, project_id)

@@ -31,10 +31,14 @@ class LogFilter:
 def _conditions(scope: list[ColumnElement[bool]], f: LogFilter) -> list[ColumnElement[bool]]:
     e = UserActionEvent
     conds = list(scope)
-    for column, values in ((e.action_type, f.action_type), (e.api_group, f.api_group),
-                           (e.project_id, f.project_id), (e.region_id, f.region_id),
-                           (e.source_user_ip, f.source_user_ips),
-                           (e.user_agent, f.user_agents)):
+    for column, values in (
+        (e.action_type, f.action_type),
+        (e.api_group, f.api_group),
+        (e.project_id, f.project_id),
+        (e.region_id, f.region_id),
+        (e.source_user_ip, f.source_user_ips),
+        (e.user_agent, f.user_agents),
+    ):
         if values:
             conds.append(column.in_(list(values)))
     if f.from_timestamp is not None:
@@ -45,9 +49,11 @@ def _conditions(scope: list[ColumnElement[bool]], f: LogFilter) -> list[ColumnEl
     if f.resource_id:
         conds.append(exists().where(r.event_id == e.id, r.resource_id.in_(list(f.resource_id))))
     if f.search_field:
-        conds.append(exists().where(
-            r.event_id == e.id, r.search_field.icontains(f.search_field, autoescape=True)
-        ))
+        conds.append(
+            exists().where(
+                r.event_id == e.id, r.search_field.icontains(f.search_field, autoescape=True)
+            )
+        )
     return conds
 
 
@@ -57,14 +63,22 @@ async def count(session: AsyncSession, scope: list[ColumnElement[bool]], f: LogF
 
 
 async def page(
-    session: AsyncSession, scope: list[ColumnElement[bool]], f: LogFilter, *,
-    order: str, limit: int, offset: int,
+    session: AsyncSession,
+    scope: list[ColumnElement[bool]],
+    f: LogFilter,
+    *,
+    order: str,
+    limit: int,
+    offset: int,
 ) -> Sequence[tuple[dict[str, object], bool]]:
     """``(body, acknowledged)`` pairs in time order (then id: the order of writing)."""
     e = UserActionEvent
     keys = (e.created_at, e.id) if order == "asc" else (e.created_at.desc(), e.id.desc())
     stmt = (
-        select(e.body, e.acknowledged).where(*_conditions(scope, f))
-        .order_by(*keys).limit(limit).offset(offset)
+        select(e.body, e.acknowledged)
+        .where(*_conditions(scope, f))
+        .order_by(*keys)
+        .limit(limit)
+        .offset(offset)
     )
     return [(row[0], bool(row[1])) for row in (await session.execute(stmt)).all()]

@@ -27,7 +27,12 @@ def _scope(caller: Caller) -> list[ColumnElement[bool]]:
 
 
 async def list_(
-    session: AsyncSession, caller: Caller, flt: LogFilter, *, order: str, limit: int,
+    session: AsyncSession,
+    caller: Caller,
+    flt: LogFilter,
+    *,
+    order: str,
+    limit: int,
     offset: int,
 ) -> UserActionList:
     scope = _scope(caller)
@@ -35,6 +40,7 @@ async def list_(
     rows = await repository.page(session, scope, flt, order=order, limit=limit, offset=offset)
     return UserActionList(
         count=total,
-        results=[UserAction.model_validate(as_record(body, acknowledged=ack))
-                 for body, ack in rows],
+        results=[
+            UserAction.model_validate(as_record(body, acknowledged=ack)) for body, ack in rows
+        ],
     )

@@ -17,11 +17,24 @@ _HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]*[A-Za-z0-9])?\.?")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 # Headers the service sets itself, or that steer the connection rather than say who
 # sends: a subscriber's value there would break or smuggle the request.
-RESERVED_HEADERS = frozenset({
-    "host", "content-length", "content-type", "content-encoding", "transfer-encoding",
-    "connection", "keep-alive", "upgrade", "te", "trailer", "expect", "x-message-id",
-    "proxy-authorization", "proxy-connection",
-})
+RESERVED_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "expect",
+        "x-message-id",
+        "proxy-authorization",
+        "proxy-connection",
+    }
+)
 
 
 def url_problems(value: str, outbound: Outbound) -> list[str]:
@@ -42,8 +55,10 @@ def url_problems(value: str, outbound: Outbound) -> list[str]:
     found: list[str] = []
     host = parts.hostname or ""
     if parts.username is not None or parts.password is not None:
-        found.append("The URL must not carry a user name or password (send the credential "
-                     "in the auth header).")
+        found.append(
+            "The URL must not carry a user name or password (send the credential "
+            "in the auth header)."
+        )
     if parts.fragment or value.endswith("#"):
         found.append("The URL must not have a fragment (#).")
     if not host:
@@ -79,6 +94,8 @@ def header_value_problems(value: str) -> list[str]:
     if len(value) > HEADER_VALUE_MAX:
         return [f"Ensure this value has at most {HEADER_VALUE_MAX} characters."]
     if not _HEADER_VALUE.fullmatch(value) or value != value.strip(" \t"):
-        return ["Enter a valid HTTP header value: visible ASCII characters and spaces, "
-                "without leading or trailing spaces."]
+        return [
+            "Enter a valid HTTP header value: visible ASCII characters and spaces, "
+            "without leading or trailing spaces."
+        ]
     return []

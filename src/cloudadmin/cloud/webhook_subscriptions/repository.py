@@ -22,7 +22,5 @@ async def list_visible(
 ) -> tuple[int, Sequence[WebhookSubscription]]:
     stmt = select(WebhookSubscription).where(caller_scope(caller, WebhookSubscription.client_id))
     count = await session.execute(select(func.count()).select_from(stmt.subquery()))
-    rows = await session.execute(
-        stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset)
-    )
+    rows = await session.execute(stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset))
     return int(count.scalar_one()), list(rows.scalars())

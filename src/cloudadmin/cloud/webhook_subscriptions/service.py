@@ -32,8 +32,9 @@ API_GROUP = "webhook_subscription"
 
 
 def _out(row: SubscriptionRow) -> WebhookSubscription:
-    return WebhookSubscription(id=row.id, url=row.url, auth_header_name=row.auth_header_name,
-                               auth_header_value=MASK)
+    return WebhookSubscription(
+        id=row.id, url=row.url, auth_header_name=row.auth_header_name, auth_header_value=MASK
+    )
 
 
 def _checked(body: WebhookSubscriptionCreate, outbound: Outbound) -> None:
@@ -48,7 +49,10 @@ def _checked(body: WebhookSubscriptionCreate, outbound: Outbound) -> None:
 
 
 async def subscribe(
-    session: AsyncSession, actor: Actor, box: SecretBox, outbound: Outbound,
+    session: AsyncSession,
+    actor: Actor,
+    box: SecretBox,
+    outbound: Outbound,
     body: WebhookSubscriptionCreate,
 ) -> None:
     caller = actor.caller
@@ -57,17 +61,18 @@ async def subscribe(
     existing = await repository.of_account(session, caller.account_id)
     refuse_another(existing, "webhook", "unsubscribe first.")
     row = SubscriptionRow(
-        client_id=caller.account_id, url=body.url, auth_header_name=body.auth_header_name,
+        client_id=caller.account_id,
+        url=body.url,
+        auth_header_name=body.auth_header_name,
         auth_header_value_encrypted=box.encrypt(body.auth_header_value),
     )
     session.add(row)
     await session.flush()
-    await user_actions.record(
-        session, actor, action_type="create", api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
-        reseller_id=caller.account_reseller_id,
-        # The value is masked by name (kit/redact.py) like every secret.
-        action_data=body.model_dump(),
+    owner = user_actions.Owner(row.client_id, caller.account_reseller_id)
+    # The value is masked by name (kit/redact.py) like every secret.
+    data = body.model_dump()
+    await user_actions.record_change(
+        session, actor, owner, "create", Resource(API_GROUP, row.id), data
     )
 
 
@@ -77,10 +82,9 @@ async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
     row = await repository.of_account(session, caller.account_id)
     if row is None:
         raise NotFound("The account has no webhook subscription.")
-    await user_actions.record(
-        session, actor, action_type="delete", api_group=API_GROUP,
-        resources=[Resource(API_GROUP, row.id)], client_id=row.client_id,
-        reseller_id=caller.account_reseller_id, action_data={},
+    owner = user_actions.Owner(row.client_id, caller.account_reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, "delete", Resource(API_GROUP, row.id), {}
     )
     await session.delete(row)
     await session.flush()

@@ -48,7 +48,9 @@ class UserActionEvent(Base):
     acknowledged: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     resources: Mapped[list[UserActionResource]] = relationship(
-        lazy="raise", cascade="all, delete-orphan", passive_deletes=True,
+        lazy="raise",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
         order_by="UserActionResource.id",
     )
 

@@ -29,6 +29,4 @@ class ActivityLogPage(BaseModel):
     count: int
     result: list[ActivityLogRecord]
     next: str | None = omitted("The next page (absolute URI); absent on the last page.")
-    previous: str | None = omitted(
-        "The previous page (absolute URI); absent on the first page."
-    )
+    previous: str | None = omitted("The previous page (absolute URI); absent on the first page.")

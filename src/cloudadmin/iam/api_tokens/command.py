@@ -25,9 +25,7 @@ from cloudadmin.kit.timeparse import isoformat_z
 T = TypeVar("T")
 
 
-async def _in_transaction(
-    settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]
-) -> T:
+async def _in_transaction(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     engine = create_engine(settings)
     try:
         async with create_sessionmaker(engine)() as session, session.begin():
@@ -37,7 +35,10 @@ async def _in_transaction(
 
 
 async def create_key(
-    settings: Settings, *, user_id: int, name: str | None = None,
+    settings: Settings,
+    *,
+    user_id: int,
+    name: str | None = None,
     expires_at: datetime | None = None,
 ) -> str:
     """Stores a new key for the user and returns ``<id>_<secret>``, shown only once."""
@@ -73,10 +74,17 @@ async def list_keys(settings: Settings, *, user_id: int | None = None) -> list[K
         now = utcnow()
         return [
             KeyLine(
-                id=key.id, user_id=user.id, user_email=user.email, name=key.name,
-                created=key.created_at, expires=key.expires_at, last_usage=key.last_usage,
-                state="revoked" if key.revoked
-                else "expired" if key.expires_at is not None and key.expires_at <= now
+                id=key.id,
+                user_id=user.id,
+                user_email=user.email,
+                name=key.name,
+                created=key.created_at,
+                expires=key.expires_at,
+                last_usage=key.last_usage,
+                state="revoked"
+                if key.revoked
+                else "expired"
+                if key.expires_at is not None and key.expires_at <= now
                 else "active",
             )
             for key, user in await repository.list_all(session, user_id)
@@ -105,10 +113,19 @@ def format_table(lines: list[KeyLine]) -> list[str]:
 
     rows = [("ID", "USER", "NAME", "CREATED", "EXPIRES", "LAST USE", "STATE")]
     rows += [
-        (str(k.id), f"{k.user_id} {k.user_email}", k.name or "-", when(k.created),
-         when(k.expires), when(k.last_usage), k.state)
+        (
+            str(k.id),
+            f"{k.user_id} {k.user_email}",
+            k.name or "-",
+            when(k.created),
+            when(k.expires),
+            when(k.last_usage),
+            k.state,
+        )
         for k in lines
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            for row in rows]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]

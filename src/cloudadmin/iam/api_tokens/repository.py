@@ -21,8 +21,11 @@ class TokenFilter:
 
 
 def _in_account(client_id: int) -> Select[ApiKey, User]:
-    return (select(ApiKey, User).join(User, User.id == ApiKey.user_id)
-            .where(User.client_id == client_id))
+    return (
+        select(ApiKey, User)
+        .join(User, User.id == ApiKey.user_id)
+        .where(User.client_id == client_id)
+    )
 
 
 async def list_tokens(

@@ -13,7 +13,10 @@ from cloudadmin.kit.omit import omitted
 from cloudadmin.kit.timeparse import parse_instant
 
 GroupName = Literal[
-    "Users", "Administrators", "Engineers", "Purge and Prefetch only (API)",
+    "Users",
+    "Administrators",
+    "Engineers",
+    "Purge and Prefetch only (API)",
     "Purge and Prefetch only (API+Web)",
 ]
 
@@ -38,21 +41,24 @@ class ClientUserIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: RoleIn | None = Field(
-        default=None, description="The token's role; without it, the issuer's own "
-        "(Administrators for an administrator).")
+        default=None,
+        description="The token's role; without it, the issuer's own "
+        "(Administrators for an administrator).",
+    )
 
 
 class TokenCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                           max_length=255)] = Field(
-        description="API token name.")
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)] = (
+        Field(description="API token name.")
+    )
     description: Annotated[str, StringConstraints(max_length=255)] | None = Field(
-        default=None, description="API token description.")
+        default=None, description="API token description."
+    )
     exp_date: Instant | None = Field(
-        description="When the token expires (RFC 3339, UTC); null: never. Must be in "
-        "the future.")
+        description="When the token expires (RFC 3339, UTC); null: never. Must be in the future."
+    )
     client_user: ClientUserIn = Field(description="The token's role.")
 
 
@@ -71,24 +77,27 @@ class TokenIssuer(BaseModel):
     client_id: int = Field(description="The account.")
     role: Role | None = omitted(
         "The token's role. A key made without one (the CLI's `apikey create`) acts with "
-        "every group of its user and shows the highest; absent if the user has none.")
+        "every group of its user and shows the highest; absent if the user has none."
+    )
 
 
 class ApiToken(BaseModel):
     id: int = Field(description="API token id (the part before `_` of the token).")
     name: str | None = omitted("API token name.")
     description: str | None = omitted("API token description.")
-    exp_date: str | None = Field(description="When the token expires (RFC 3339, UTC); "
-                                 "null: never.")
+    exp_date: str | None = Field(description="When the token expires (RFC 3339, UTC); null: never.")
     deleted: bool = Field(description="True once the token was deleted.")
     expired: bool = Field(description="True once exp_date has passed.")
     created: str = Field(description="When the token was issued (RFC 3339, UTC).")
     client_user: TokenIssuer
     last_usage: str | None = omitted(
         "When the token last authenticated a request (RFC 3339, UTC), to the minute: "
-        "absent until it is first used.")
+        "absent until it is first used."
+    )
 
 
 class ApiTokenCreated(ApiToken):
-    token: str = Field(description="The token to send as `Authorization: APIKey <token>`. "
-                       "Shown only in this answer: only a hash of its secret is stored.")
+    token: str = Field(
+        description="The token to send as `Authorization: APIKey <token>`. "
+        "Shown only in this answer: only a hash of its secret is stored."
+    )

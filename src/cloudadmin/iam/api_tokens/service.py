@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -53,19 +54,26 @@ def view(key: ApiKey, user: User) -> ApiToken:
     now = utcnow()
     # A key made without a role (CLI, imports) acts with every group of its user: it
     # shows the highest of them.
-    role_id = key.role_id if key.role_id is not None else next(
-        (g for g in _DEFAULT_ORDER if g in user.group_ids), None)
+    role_id = (
+        key.role_id
+        if key.role_id is not None
+        else next((g for g in _DEFAULT_ORDER if g in user.group_ids), None)
+    )
     return ApiToken(
-        id=key.id, name=key.name, description=key.description,
+        id=key.id,
+        name=key.name,
+        description=key.description,
         exp_date=isoformat_z(key.expires_at) if key.expires_at else None,
         deleted=key.revoked,
         expired=key.expires_at is not None and key.expires_at <= now,
         created=isoformat_z(key.created_at),
         client_user=TokenIssuer(
-            deleted=key.revoked, user_id=user.id, user_name=user.name or user.email,
-            user_email=user.email, client_id=user.client_id,
-            role=Role(id=role_id, name=GROUPS[role_id])
-            if role_id is not None else None,
+            deleted=key.revoked,
+            user_id=user.id,
+            user_name=user.name or user.email,
+            user_email=user.email,
+            client_id=user.client_id,
+            role=Role(id=role_id, name=GROUPS[role_id]) if role_id is not None else None,
         ),
         last_usage=isoformat_z(key.last_usage) if key.last_usage else None,
     )
@@ -85,14 +93,16 @@ async def list_tokens(
     if flt.role_id is not None and flt.role_id not in GROUPS:
         return []
     if caller.is_member:
-        flt = TokenFilter(role_id=flt.role_id, issued_by=flt.issued_by,
-                          not_issued_by=flt.not_issued_by, deleted=flt.deleted,
-                          only_user_id=caller.user_id)
+        flt = dataclasses.replace(flt, only_user_id=caller.user_id)
     return [view(key, user) for key, user in await repository.list_tokens(session, client_id, flt)]
 
 
 async def _visible_token(
-    session: AsyncSession, caller: Caller, client_id: int, token_id: int, *,
+    session: AsyncSession,
+    caller: Caller,
+    client_id: int,
+    token_id: int,
+    *,
     for_update: bool = False,
 ) -> tuple[ApiKey, User]:
     found = await repository.get_token(session, client_id, token_id, for_update=for_update)
@@ -111,18 +121,15 @@ async def get_token(
     return view(*await _visible_token(session, caller, client_id, token_id))
 
 
-async def delete_token(
-    session: AsyncSession, actor: Actor, client_id: int, token_id: int
-) -> None:
+async def delete_token(session: AsyncSession, actor: Actor, client_id: int, token_id: int) -> None:
     caller = actor.caller
     account_id, reseller_id = await _account(session, caller, client_id)
     key, _ = await _visible_token(session, caller, client_id, token_id, for_update=True)
     if not await revoke_key(session, key):
         return  # already deleted: nothing changes
-    await user_actions.record(
-        session, actor, action_type="delete", api_group="api_token",
-        resources=[Resource("api_token", key.id)], client_id=account_id,
-        reseller_id=reseller_id, action_data={},
+    owner = user_actions.Owner(account_id, reseller_id)
+    await user_actions.record_change(
+        session, actor, owner, "delete", Resource("api_token", key.id), {}
     )
 
 
@@ -139,8 +146,7 @@ def _role_of(caller: Caller, given: RoleIn | None) -> int:
         raise ValidationError.field(ROLE_FIELD, f"Invalid role: {given.name or given.id}")
     assert role_id is not None
     if not is_administrator(caller) and role_id not in caller.group_ids:
-        raise ValidationError.field(ROLE_FIELD,
-                                    f"Can't create token with role {GROUPS[role_id]}")
+        raise ValidationError.field(ROLE_FIELD, f"Can't create token with role {GROUPS[role_id]}")
     return role_id
 
 
@@ -158,13 +164,19 @@ async def create_token(
         raise ValidationError.field("exp_date", "Must be in the future.")
     user = await session.get(User, caller.user_id)
     assert user is not None  # the caller was authenticated in this request
-    key, token = await issue_key(session, user, name=body.name, description=body.description,
-                                 expires_at=body.exp_date, role_id=role_id)
+    key, token = await issue_key(
+        session,
+        user,
+        name=body.name,
+        description=body.description,
+        expires_at=body.exp_date,
+        role_id=role_id,
+    )
     out = view(key, user)
-    await user_actions.record(
-        session, actor, action_type="create", api_group="api_token",
-        resources=[Resource("api_token", key.id)], client_id=account_id,
-        reseller_id=reseller_id, action_data=out.model_dump(mode="json", exclude_none=True),
+    owner = user_actions.Owner(account_id, reseller_id)
+    data = out.model_dump(mode="json", exclude_none=True)
+    await user_actions.record_change(
+        session, actor, owner, "create", Resource("api_token", key.id), data
     )
     return ApiTokenCreated(**out.model_dump(), token=token)
 
@@ -173,13 +185,24 @@ async def create_token(
 
 
 async def issue_key(
-    session: AsyncSession, user: User, *, name: str | None, description: str | None = None,
-    expires_at: datetime | None = None, role_id: int | None = None,
+    session: AsyncSession,
+    user: User,
+    *,
+    name: str | None,
+    description: str | None = None,
+    expires_at: datetime | None = None,
+    role_id: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Stores a new key acting as ``user``; returns it and its token ``<id>_<secret>``,
     the only time the secret exists outside the caller (only its hash is stored)."""
-    key = ApiKey(user_id=user.id, name=name, description=description,
-                 expires_at=expires_at, role_id=role_id, secret_hash="")
+    key = ApiKey(
+        user_id=user.id,
+        name=name,
+        description=description,
+        expires_at=expires_at,
+        role_id=role_id,
+        secret_hash="",
+    )
     session.add(key)
     await session.flush()  # the id is part of the hash
     secret = new_api_secret()

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import GROUPS, Client, User
 from cloudadmin.errors import NotFound, PermissionDenied
+from cloudadmin.events import user_actions
+from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.client_users.schemas import Role, UserGroup, UserGroupChange
 from cloudadmin.iam.client_users.service import invalid_role
 from cloudadmin.iam.clients import repository as accounts
@@ -56,8 +58,7 @@ async def change_group(
 ) -> None:
     """The user is then in exactly the given group."""
     role = body.user_role
-    user, account = await _user_in_account(session, actor.caller, client_id, user_id,
-                                           change=True)
+    user, account = await _user_in_account(session, actor.caller, client_id, user_id, change=True)
     if GROUPS.get(role.id) != role.name:
         raise invalid_role(role)
     group = await user_rows.get_group(session, role.id)
@@ -67,12 +68,13 @@ async def change_group(
         return
     user.groups = [group]
     await session.flush()
-    await users.record(session, actor, "update", "client_user", user, account,
-                       {"user_role": {"id": group.id, "name": group.name}})
+    resource, data = Resource("user", user.id), {"user_role": {"id": group.id, "name": group.name}}
+    await user_actions.record_change(
+        session, actor, account, "update", resource, data, api_group="client_user"
+    )
 
 
 async def revoke(session: AsyncSession, actor: Actor, client_id: int, user_id: int) -> None:
     """A user has one account here, so revoking its access deletes the user."""
-    user, account = await _user_in_account(session, actor.caller, client_id, user_id,
-                                           change=True)
+    user, account = await _user_in_account(session, actor.caller, client_id, user_id, change=True)
     await users.soft_delete(session, actor, user, account, api_group="client_user")

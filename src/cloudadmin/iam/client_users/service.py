@@ -43,14 +43,21 @@ async def create(
     if group is None:  # the groups table is seeded by the initial migration
         raise invalid_role(role)
     user = await users.add_user(
-        session, account=account, email=body.username, password_hash=hash_password(body.password),
-        group=group, name=body.name,
+        session,
+        account=account,
+        email=body.username,
+        password_hash=hash_password(body.password),
+        group=group,
+        name=body.name,
         user_type="reseller" if account.client_type == "reseller" else "common",
     )
-    out = ClientUser(name=user.name, username=user.email,
-                     user_role=UserRole(user_role=Role(id=group.id, name=group.name)))
-    await user_actions.record_in_account(
-        session, actor, account, Resource("user", user.id),
-        action_type="create", api_group="client_user", action_data=out.model_dump(mode="json"),
+    out = ClientUser(
+        name=user.name,
+        username=user.email,
+        user_role=UserRole(user_role=Role(id=group.id, name=group.name)),
+    )
+    resource, data = Resource("user", user.id), out.model_dump(mode="json")
+    await user_actions.record_change(
+        session, actor, account, "create", resource, data, api_group="client_user"
     )
     return out

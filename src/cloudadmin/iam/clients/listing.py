@@ -27,8 +27,13 @@ from cloudadmin.kit.ordering import parse_ordering
 CHUNK = 500  # ids per IN list: far below SQLite's limit on bound parameters
 # serviceStatuses key of each status filter; the last two are services accounts here
 # do not have.
-STATUS_FILTERS = {"cdn": "CDN", "storage": "STORAGE", "ddos": "DDOS", "dns": "DNS",
-                  "cloud": "CLOUD"}
+STATUS_FILTERS = {
+    "cdn": "CDN",
+    "storage": "STORAGE",
+    "ddos": "DDOS",
+    "dns": "DNS",
+    "cloud": "CLOUD",
+}
 ABSENT_SERVICES = ("infrastructure_protection", "connect")
 # Data this service does not keep about accounts: a value matches no account.
 NOT_KEPT = ("min_traffic", "max_traffic", "secondaryhostnames", "promocode")
@@ -42,8 +47,9 @@ def _scope(caller: Caller) -> ColumnElement[bool]:
 class _Key:
     """An ordering field; text by code point on both databases, null names last."""
 
-    def __init__(self, column: Any, *, text: bool = False, nullable: bool = False,
-                 dialect: str = "sqlite") -> None:
+    def __init__(
+        self, column: Any, *, text: bool = False, nullable: bool = False, dialect: str = "sqlite"
+    ) -> None:
         self.column = column.collate("C") if text and dialect == "postgresql" else column
         self.nullable = nullable
 
@@ -151,8 +157,12 @@ _ROW_FILTERS: dict[str, tuple[Any, ...]] = {
 
 
 def _row_columns(q: ClientListQuery) -> list[Any]:
-    return [column for name, columns in _ROW_FILTERS.items()
-            if getattr(q, name) is not None for column in columns]
+    return [
+        column
+        for name, columns in _ROW_FILTERS.items()
+        if getattr(q, name) is not None
+        for column in columns
+    ]
 
 
 async def _user_matches(
@@ -164,14 +174,13 @@ async def _user_matches(
         User.client_id.in_(accounts.scalar_subquery()), User.deleted.is_(False)
     )
     return {
-        client_id for client_id, name, email in await session.execute(stmt)
+        client_id
+        for client_id, name, email in await session.execute(stmt)
         if _contains(q.users_name, name) and _contains(q.users_email, email)
     }
 
 
-async def matching_ids(
-    session: AsyncSession, caller: Caller, q: ClientListQuery
-) -> list[int]:
+async def matching_ids(session: AsyncSession, caller: Caller, q: ClientListQuery) -> list[int]:
     """Ids of every account ``caller`` may list that ``q`` matches, in ``q``'s order.
 
     A bad ordering field is a 400 before any query."""
@@ -191,7 +200,7 @@ async def matching_ids(
 
 
 def _chunks(ids: Sequence[int]) -> list[Sequence[int]]:
-    return [ids[i:i + CHUNK] for i in range(0, len(ids), CHUNK)]
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
 
 
 async def accounts(session: AsyncSession, ids: Sequence[int]) -> list[Client]:
@@ -207,8 +216,9 @@ async def users_by_account(session: AsyncSession, ids: Sequence[int]) -> dict[in
     """The users (not deleted) of each account of ``ids``, by id."""
     out: dict[int, list[User]] = defaultdict(list)
     for chunk in _chunks(ids):
-        stmt = (select(User).where(User.client_id.in_(chunk), User.deleted.is_(False))
-                .order_by(User.id))
+        stmt = (
+            select(User).where(User.client_id.in_(chunk), User.deleted.is_(False)).order_by(User.id)
+        )
         for user in (await session.execute(stmt)).scalars():
             out[user.client_id].append(user)
     return out

@@ -66,9 +66,7 @@ def derive_account_status(service_statuses: Mapping[str, Any]) -> str:
     """The account status follows its services, as in the real system:
     preparation (nothing started) -> trial -> active; trialend when trials ended
     without any service active; paused when every started service is paused."""
-    found = {
-        v.get("status") for v in service_statuses.values() if isinstance(v, Mapping)
-    }
+    found = {v.get("status") for v in service_statuses.values() if isinstance(v, Mapping)}
     if "active" in found:
         return "active"
     if found & {"trial", "activating"}:

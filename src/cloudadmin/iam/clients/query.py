@@ -83,16 +83,17 @@ def _country(raw: Any) -> Any:
 
 Text = Annotated[str | None, Field(max_length=255)]
 Instant = Annotated[
-    datetime | None, BeforeValidator(_instant),
+    datetime | None,
+    BeforeValidator(_instant),
     Field(description="UTC instant: 2025-05-15T12:00:00Z or 2025-05-15 12:00:00."),
 ]
 IdList = Annotated[
-    list[int] | None, BeforeValidator(_comma_ints),
+    list[int] | None,
+    BeforeValidator(_comma_ints),
     Field(description="Comma-separated ids."),
 ]
 Status = Annotated[ServiceStatusFilter | None, Field(description="Status of the service.")]
-NO_DATA = (" This service keeps no such data about accounts: a value matches no "
-           "account.")
+NO_DATA = " This service keeps no such data about accounts: a value matches no account."
 
 
 class ClientListQuery(BaseModel):
@@ -101,24 +102,42 @@ class ClientListQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    limit: Annotated[int | None, Field(
-        ge=1, le=MAX_LIMIT,
-        description="Page size, 1 to 1000. With it the answer is a page "
-                    "`{count, next, previous, results}`; without it, a plain array of "
-                    "every matching client.")] = None
+    limit: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_LIMIT,
+            description="Page size, 1 to 1000. With it the answer is a page "
+            "`{count, next, previous, results}`; without it, a plain array of "
+            "every matching client.",
+        ),
+    ] = None
     offset: Annotated[PageOffset, Field(description="Index of the first result.")] = 0
-    ordering: Annotated[list[str] | None, Field(
-        description="Fields " + ", ".join(ORDERING_FIELDS) + "; a leading minus for "
-                    "descending; comma-separated or repeated. Always completed by id.")] = None
-    email: Annotated[EmailStr | None, Field(
-        max_length=254, description="The account e-mail, ignoring case.")] = None
-    companyName: Annotated[Text, Field(  # noqa: N815
-        description="Company name contains this, ignoring case.")] = None
+    ordering: Annotated[
+        list[str] | None,
+        Field(
+            description="Fields " + ", ".join(ORDERING_FIELDS) + "; a leading minus for "
+            "descending; comma-separated or repeated. Always completed by id."
+        ),
+    ] = None
+    email: Annotated[
+        EmailStr | None, Field(max_length=254, description="The account e-mail, ignoring case.")
+    ] = None
+    companyName: Annotated[
+        Text,
+        Field(  # noqa: N815
+            description="Company name contains this, ignoring case."
+        ),
+    ] = None
     name: Annotated[Text, Field(description="Name contains this, ignoring case.")] = None
-    deleted: Annotated[str | None, Field(
-        max_length=255,
-        description="`true`: only deleted accounts; `false`: only accounts that are not "
-                    "deleted; any other value or none: both.")] = None
+    deleted: Annotated[
+        str | None,
+        Field(
+            max_length=255,
+            description="`true`: only deleted accounts; `false`: only accounts that are not "
+            "deleted; any other value or none: both.",
+        ),
+    ] = None
     reseller_id: Annotated[Id32Filter | None, Field(description="Reseller ID.")] = None
     seller_id: Annotated[Id32Filter | None, Field(description="Seller ID.")] = None
     custom_id: Annotated[Text, Field(description="The custom ID, exactly.")] = None
@@ -127,42 +146,60 @@ class ClientListQuery(BaseModel):
     ddos: Status = None
     dns: Status = None
     cloud: Status = None
-    infrastructure_protection: Annotated[Status, Field(
-        description="Status of Infrastructure Protection." + NO_DATA)] = None
+    infrastructure_protection: Annotated[
+        Status, Field(description="Status of Infrastructure Protection." + NO_DATA)
+    ] = None
     connect: Annotated[Status, Field(description="Status of Connect." + NO_DATA)] = None
-    min_traffic: Annotated[float | None, Field(
-        allow_inf_nan=False, description="Allowed traffic volume (GB)." + NO_DATA)] = None
-    max_traffic: Annotated[float | None, Field(
-        allow_inf_nan=False, description="Allowed traffic volume (GB)." + NO_DATA)] = None
-    secondaryhostnames: Annotated[Text, Field(
-        description="Secondary hostname." + NO_DATA)] = None
-    activated: Annotated[bool | None, Field(
-        description="`true`: accounts with a user who confirmed the e-mail; `false`: "
-                    "accounts without one.")] = None
-    id__in__exclude: Annotated[IdList, Field(
-        description="Comma-separated account ids to leave out.")] = None
-    bill_type: Annotated[str | None, Field(
-        max_length=50, description="The bill type, exactly.")] = None
-    users_name: Annotated[Text, Field(
-        description="A user's name contains this, ignoring case.")] = None
-    users_email: Annotated[Text, Field(
-        description="A user's e-mail contains this, ignoring case.")] = None
+    min_traffic: Annotated[
+        float | None,
+        Field(allow_inf_nan=False, description="Allowed traffic volume (GB)." + NO_DATA),
+    ] = None
+    max_traffic: Annotated[
+        float | None,
+        Field(allow_inf_nan=False, description="Allowed traffic volume (GB)." + NO_DATA),
+    ] = None
+    secondaryhostnames: Annotated[Text, Field(description="Secondary hostname." + NO_DATA)] = None
+    activated: Annotated[
+        bool | None,
+        Field(
+            description="`true`: accounts with a user who confirmed the e-mail; `false`: "
+            "accounts without one."
+        ),
+    ] = None
+    id__in__exclude: Annotated[
+        IdList, Field(description="Comma-separated account ids to leave out.")
+    ] = None
+    bill_type: Annotated[
+        str | None, Field(max_length=50, description="The bill type, exactly.")
+    ] = None
+    users_name: Annotated[
+        Text, Field(description="A user's name contains this, ignoring case.")
+    ] = None
+    users_email: Annotated[
+        Text, Field(description="A user's e-mail contains this, ignoring case.")
+    ] = None
     created_at_gte: Annotated[Instant, Field(description="Created at or after this.")] = None
     created_at_lte: Annotated[Instant, Field(description="Created at or before this.")] = None
-    feature_id_in: Annotated[IdList, Field(
-        description="Comma-separated feature ids: accounts with any of them, paid or "
-                    "free.")] = None
+    feature_id_in: Annotated[
+        IdList,
+        Field(description="Comma-separated feature ids: accounts with any of them, paid or free."),
+    ] = None
     is_test: Annotated[bool | None, Field(description="Test accounts or not.")] = None
     client_type: Literal["reseller", "sales", "common"] | None = None
     personal_product_availability: Annotated[
-        list[str] | None, BeforeValidator(_comma_products),
-        Field(description="Comma-separated products (" + ", ".join(ACCOUNT_PRODUCTS) + "): "
-                          "accounts whose own availability enables any of them."),
+        list[str] | None,
+        BeforeValidator(_comma_products),
+        Field(
+            description="Comma-separated products (" + ", ".join(ACCOUNT_PRODUCTS) + "): "
+            "accounts whose own availability enables any of them."
+        ),
     ] = None
     promocode: Annotated[Text, Field(description="Promo code." + NO_DATA)] = None
-    country_code: Annotated[str | None, BeforeValidator(_country), Field(
-        description="ISO 3166-1 alpha-2 code, any case; `null`: accounts without "
-                    "one.")] = None
+    country_code: Annotated[
+        str | None,
+        BeforeValidator(_country),
+        Field(description="ISO 3166-1 alpha-2 code, any case; `null`: accounts without one."),
+    ] = None
 
     def only_deleted(self) -> bool | None:
         """True: deleted only; False: not deleted only; None: both."""

@@ -41,7 +41,7 @@ async def list_clients(
     require(caller, CallerKind.reseller)
     ids = await listing.matching_ids(session, caller, q)
     end = None if q.limit is None else q.offset + q.limit
-    wanted = ids[q.offset:end] if q.offset < len(ids) else []
+    wanted = ids[q.offset : end] if q.offset < len(ids) else []
     rows = await listing.accounts(session, wanted)
     users = await listing.users_by_account(session, wanted)
     results = [presented(row, users.get(row.id, []), caller) for row in rows]

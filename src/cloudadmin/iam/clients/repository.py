@@ -41,9 +41,7 @@ async def get_visible(
 
 async def account_users(session: AsyncSession, client_id: int) -> list[User]:
     stmt = (
-        select(User)
-        .where(User.client_id == client_id, User.deleted.is_(False))
-        .order_by(User.id)
+        select(User).where(User.client_id == client_id, User.deleted.is_(False)).order_by(User.id)
     )
     return list((await session.execute(stmt)).scalars().all())
 
@@ -51,9 +49,7 @@ async def account_users(session: AsyncSession, client_id: int) -> list[User]:
 async def rename_users_company(session: AsyncSession, client_id: int, company: str) -> None:
     """A user's ``company`` is its account's company name (docs/iam.md): a stored copy,
     so a rename carries it to every user of the account, in the rename's transaction."""
-    await session.execute(
-        update(User).where(User.client_id == client_id).values(company=company)
-    )
+    await session.execute(update(User).where(User.client_id == client_id).values(company=company))
 
 
 async def get_reseller(session: AsyncSession, reseller_id: int) -> Client | None:

@@ -18,9 +18,7 @@ Lang = Literal["de", "en", "ru", "zh", "az"]
 AuthType = Literal["password", "sso", "github", "google-oauth2"]
 
 Email = Annotated[EmailStr, Field(max_length=254)]
-CompanyName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)
-]
+CompanyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Text255 = Annotated[str, StringConstraints(max_length=255)]
 PhoneText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=50)]
 AccountId = Id32
@@ -32,8 +30,7 @@ class GroupOut(BaseModel):
 
 
 class ServiceStatus(BaseModel):
-    status: str = Field(description="new, trial, trialend, active, paused, activating or "
-                        "deleted.")
+    status: str = Field(description="new, trial, trialend, active, paused, activating or deleted.")
     enabled: bool = Field(description="true: the service is available in the control panel.")
 
 
@@ -116,9 +113,7 @@ class ClientPatch(PartialUpdate):
     seller: AccountId | None = Field(
         default=None, description="Operator or reseller only: one of the reseller's sellers."
     )
-    is_test: Omittable[bool] = Field(
-        default=None, description="Operator or reseller only."
-    )
+    is_test: Omittable[bool] = Field(default=None, description="Operator or reseller only.")
 
 
 # What only the account's reseller and operators see: the provider's Client is its

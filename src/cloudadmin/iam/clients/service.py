@@ -83,9 +83,7 @@ def presented(account: ClientRow, users: Sequence[User], caller: Caller) -> Clie
             "deleted": account.deleted,
             "bill_type": account.bill_type,
             "is_test": account.is_test,
-            "has_active_admin": any(
-                u.is_active and ADMINISTRATORS in u.group_ids for u in users
-            ),
+            "has_active_admin": any(u.is_active and ADMINISTRATORS in u.group_ids for u in users),
             "users": [embedded_user(u, account) for u in users],
             "phone": account.phone,
             "website": account.website,
@@ -138,14 +136,11 @@ async def _validated_changes(
         if await repository.company_taken(session, sent["companyName"], except_id=account.id):
             raise ValidationError.field("companyName", COMPANY_TAKEN)
     return {
-        wire: value for wire, value in sent.items()
-        if getattr(account, _COLUMNS[wire]) != value
+        wire: value for wire, value in sent.items() if getattr(account, _COLUMNS[wire]) != value
     }
 
 
-async def update(
-    session: AsyncSession, actor: Actor, client_id: int, body: ClientPatch
-) -> Client:
+async def update(session: AsyncSession, actor: Actor, client_id: int, body: ClientPatch) -> Client:
     caller = actor.caller
     account = await repository.get_visible(session, caller, client_id, for_change=True)
     if account is None:
@@ -158,10 +153,8 @@ async def update(
     if "companyName" in changes:
         await repository.rename_users_company(session, account.id, changes["companyName"])
     if changes:
-        await user_actions.record_in_account(
-            session, actor, account, Resource("client", account.id),
-            action_type="update", api_group="client", action_data=changes,
-        )
+        resource = Resource("client", account.id)
+        await user_actions.record_change(session, actor, account, "update", resource, changes)
     return await present(session, account, caller)
 
 
@@ -182,8 +175,6 @@ async def request_deletion(session: AsyncSession, actor: Actor, client_id: int) 
         raise PermissionDenied()
     account.deleted = True
     await session.flush()
-    await user_actions.record_in_account(
-        session, actor, account, Resource("client", account.id),
-        action_type="delete", api_group="client", action_data={"deleted": True},
-    )
+    resource = Resource("client", account.id)
+    await user_actions.record_change(session, actor, account, "delete", resource, {"deleted": True})
     await mail.enqueue_deletion_request(session, account, caller.user_email)

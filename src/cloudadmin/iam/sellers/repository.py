@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
+from cloudadmin.db.filters import sliced
 from cloudadmin.db.models import Client, Seller
 
 
@@ -88,12 +89,15 @@ async def count_visible(session: AsyncSession, caller: Caller, flt: SellerFilter
 
 
 async def page_visible(
-    session: AsyncSession, caller: Caller, flt: SellerFilter, order_by: list[Any], *,
-    limit: int | None, offset: int,
+    session: AsyncSession,
+    caller: Caller,
+    flt: SellerFilter,
+    order_by: list[Any],
+    *,
+    limit: int | None,
+    offset: int,
 ) -> list[tuple[Seller, Client]]:
-    stmt = _visible_sellers(caller, flt).order_by(*order_by).offset(offset)
-    if limit is not None:
-        stmt = stmt.limit(limit)
+    stmt = sliced(_visible_sellers(caller, flt).order_by(*order_by), limit=limit, offset=offset)
     return [(row[0], row[1]) for row in (await session.execute(stmt)).all()]
 
 

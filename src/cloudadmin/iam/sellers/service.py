@@ -46,16 +46,6 @@ def _out(seller: SellerRow, reseller: Client) -> Seller:
     )
 
 
-async def _record(
-    session: AsyncSession, actor: Actor, action: str, seller: SellerRow, reseller: Client,
-    changes: dict[str, object],
-) -> None:
-    await user_actions.record_in_account(
-        session, actor, reseller, Resource("seller", seller.id),
-        action_type=action, api_group="seller", action_data=changes,
-    )
-
-
 async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:
     caller = actor.caller
     require(caller, CallerKind.reseller)
@@ -67,12 +57,17 @@ async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Sell
     given = body.model_dump(include={"email", "full_name", "phone"})
     # A new seller is not activated yet; its company is its reseller's.
     seller = SellerRow(
-        **given, company=reseller.company_name, reseller_id=reseller.id, activated=False,
+        **given,
+        company=reseller.company_name,
+        reseller_id=reseller.id,
+        activated=False,
         deleted=False,
     )
     session.add(seller)
     await session.flush()
-    await _record(session, actor, "create", seller, reseller, given)
+    await user_actions.record_change(
+        session, actor, reseller, "create", Resource("seller", seller.id), given
+    )
     return _out(seller, reseller)
 
 
@@ -93,34 +88,33 @@ async def get(session: AsyncSession, caller: Caller, seller_id: int) -> Seller:
     return _out(*await _visible(session, caller, seller_id))
 
 
-async def update(
-    session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite
-) -> Seller:
+async def update(session: AsyncSession, actor: Actor, seller_id: int, body: SellerWrite) -> Seller:
     seller, reseller = await _visible(session, actor.caller, seller_id, for_change=True)
     if await repository.email_taken(session, body.email, except_id=seller.id):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     wanted: dict[str, object] = {"email": body.email, "full_name": body.full_name}
     if "phone" in body.model_fields_set:
         wanted["phone"] = body.phone
-    changes = {k: v for k, v in wanted.items() if getattr(seller, k) != v}
-    for name, value in changes.items():
-        setattr(seller, name, value)
-    await session.flush()
-    if changes:
-        await _record(session, actor, "update", seller, reseller, changes)
+    resource = Resource("seller", seller.id)
+    await user_actions.apply_and_record(session, actor, reseller, resource, seller, wanted)
     return _out(seller, reseller)
 
 
 async def list_sellers(
-    session: AsyncSession, caller: Caller, flt: SellerFilter, *, limit: int | None,
-    offset: int, ordering: list[str] | None, url: URL,
+    session: AsyncSession,
+    caller: Caller,
+    flt: SellerFilter,
+    *,
+    limit: int | None,
+    offset: int,
+    ordering: list[str] | None,
+    url: URL,
 ) -> list[Seller] | SellerPage:
     """Without ``limit`` a plain array of every matching seller (the provider's
     SellersArray); with it a page (SellersPaginatedArray)."""
     require(caller, CallerKind.reseller)
     order_by = parse_ordering(ordering, ORDERING, tiebreak=SellerRow.id)
-    rows = await repository.page_visible(session, caller, flt, order_by, limit=limit,
-                                         offset=offset)
+    rows = await repository.page_visible(session, caller, flt, order_by, limit=limit, offset=offset)
     results = [_out(seller, reseller) for seller, reseller in rows]
     if limit is None:
         return results
@@ -136,4 +130,6 @@ async def delete(session: AsyncSession, actor: Actor, seller_id: int) -> None:
     seller.deleted = True
     await session.flush()
     await repository.unassign_from_clients(session, seller.id)
-    await _record(session, actor, "delete", seller, reseller, {"deleted": True})
+    await user_actions.record_change(
+        session, actor, reseller, "delete", Resource("seller", seller.id), {"deleted": True}
+    )

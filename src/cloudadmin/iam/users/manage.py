@@ -9,8 +9,6 @@ Some changes (deletion, group) are refused on one's own user, an operator's too.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
@@ -47,23 +45,16 @@ def check_may_change(caller: Caller, user: User, *, itself: bool) -> None:
         raise PermissionDenied()
 
 
-async def record(
-    session: AsyncSession, actor: Actor, action: str, api_group: str, user: User,
-    account: Client, data: dict[str, Any],
-) -> None:
-    await user_actions.record_in_account(
-        session, actor, account, Resource("user", user.id),
-        action_type=action, api_group=api_group, action_data=data,
-    )
-
-
 async def soft_delete(
     session: AsyncSession, actor: Actor, user: User, account: Client, *, api_group: str
 ) -> None:
     """Marks the user deleted: its API keys stop authenticating at once."""
     user.deleted = True
     await session.flush()
-    await record(session, actor, "delete", api_group, user, account, {"deleted": True})
+    resource = Resource("user", user.id)
+    await user_actions.record_change(
+        session, actor, account, "delete", resource, {"deleted": True}, api_group=api_group
+    )
 
 
 async def list_users(
@@ -76,10 +67,12 @@ async def list_users(
     )
     account = await session.get(Client, caller.account_id)
     assert account is not None  # the caller's key was accepted: its account exists
-    nxt, prev = (None, None) if limit is None else page_links(
-        url, count=total, limit=limit, offset=offset)
-    return UserPage(count=total, next=nxt, previous=prev,
-                    results=[present(u, account) for u in users])
+    nxt, prev = (
+        (None, None) if limit is None else page_links(url, count=total, limit=limit, offset=offset)
+    )
+    return UserPage(
+        count=total, next=nxt, previous=prev, results=[present(u, account) for u in users]
+    )
 
 
 async def _visible(
@@ -95,9 +88,7 @@ async def get(session: AsyncSession, caller: Caller, user_id: int) -> UserOut:
     return present(*await _visible(session, caller, user_id))
 
 
-async def update(
-    session: AsyncSession, actor: Actor, user_id: int, body: UserPatch
-) -> UserOut:
+async def update(session: AsyncSession, actor: Actor, user_id: int, body: UserPatch) -> UserOut:
     caller = actor.caller
     user, account = await _visible(session, caller, user_id, for_change=True)
     check_may_change(caller, user, itself=True)
@@ -106,12 +97,9 @@ async def update(
         await accounts.lock_identities(session)
         if await accounts.email_taken(session, sent["email"]):
             raise Conflict(fields={"email": [EMAIL_TAKEN]})
-    changes = {name: value for name, value in sent.items() if getattr(user, name) != value}
-    for name, value in changes.items():
-        setattr(user, name, value)
-    await session.flush()
-    if changes:
-        await record(session, actor, "update", "user", user, account, changes)
+    await user_actions.apply_and_record(
+        session, actor, account, Resource("user", user.id), user, sent
+    )
     return present(user, account)
 
 

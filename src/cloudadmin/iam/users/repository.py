@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import visible_accounts
 from cloudadmin.db import locking
+from cloudadmin.db.filters import sliced
 from cloudadmin.db.models import Client, Group, User
 
 
@@ -61,8 +62,10 @@ def _live_users() -> Select[User, Client]:
 
 
 async def count_account_users(session: AsyncSession, account_id: int) -> int:
-    stmt = select(func.count()).select_from(User).where(
-        User.client_id == account_id, User.deleted.is_(False)
+    stmt = (
+        select(func.count())
+        .select_from(User)
+        .where(User.client_id == account_id, User.deleted.is_(False))
     )
     return int((await session.execute(stmt)).scalar_one())
 
@@ -71,18 +74,17 @@ async def account_users_page(
     session: AsyncSession, account_id: int, *, limit: int | None, offset: int
 ) -> list[User]:
     stmt = (
-        select(User)
-        .where(User.client_id == account_id, User.deleted.is_(False))
-        .order_by(User.id)
-        .offset(offset)
+        select(User).where(User.client_id == account_id, User.deleted.is_(False)).order_by(User.id)
     )
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return list((await session.execute(stmt)).scalars().all())
+    return list((await session.execute(sliced(stmt, limit=limit, offset=offset))).scalars())
 
 
 async def get_visible(
-    session: AsyncSession, caller: Caller, user_id: int, *, account_id: int | None = None,
+    session: AsyncSession,
+    caller: Caller,
+    user_id: int,
+    *,
+    account_id: int | None = None,
     for_change: bool = False,
 ) -> tuple[User, Client] | None:
     """A live user of an account the caller sees (``account_id``: of that account only).

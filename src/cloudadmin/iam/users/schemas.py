@@ -78,7 +78,7 @@ class UserCreate(BaseModel):
 class ClientAndRoles(BaseModel):
     client_id: int
     client_company_name: str
-    user_roles: list[str] = Field(description="Group ids as strings, e.g. [\"1\"].")
+    user_roles: list[str] = Field(description='Group ids as strings, e.g. ["1"].')
     user_id: int
 
 
@@ -110,7 +110,8 @@ class UserPatch(PartialUpdate):
     phone: PhoneText | None = None
     auth_types: Omittable[list[AuthType]] = Field(
         default=None,
-        max_length=4, description="Each of password, sso, github, google-oauth2 at most once.",
+        max_length=4,
+        description="Each of password, sso, github, google-oauth2 at most once.",
     )
 
     @field_validator("auth_types")

@@ -70,8 +70,9 @@ async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserC
     admins = await repository.get_group(session, ADMINISTRATORS)
     assert admins is not None  # seeded by the initial migration
 
-    personal: dict[str, bool] = {s.product_name: s.available for s in body.services or []
-                if s.available is not None}
+    personal: dict[str, bool] = {
+        s.product_name: s.available for s in body.services or [] if s.available is not None
+    }
     available = products.effective_availability(personal, reseller.service_availability)
     statuses = products.initial_service_statuses(available)
     account = Client(
@@ -100,13 +101,24 @@ async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserC
     session.add(account)
     await session.flush()
     user = await repository.add_user(
-        session, account=account, email=body.email, password_hash=hash_password(body.password),
-        group=admins, name=body.name, phone=body.phone, lang=body.lang, user_type="common",
+        session,
+        account=account,
+        email=body.email,
+        password_hash=hash_password(body.password),
+        group=admins,
+        name=body.name,
+        phone=body.phone,
+        lang=body.lang,
+        user_type="common",
     )
     await user_actions.record(
-        session, actor, action_type="create", api_group="user",
+        session,
+        actor,
+        action_type="create",
+        api_group="user",
         resources=[Resource("client", account.id), Resource("user", user.id)],
-        client_id=account.id, reseller_id=reseller.id,
+        client_id=account.id,
+        reseller_id=reseller.id,
         action_data=body.model_dump(mode="json", exclude={"password"}, exclude_unset=True),
     )
     return created_user(user, account)

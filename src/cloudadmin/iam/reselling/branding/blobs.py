@@ -15,8 +15,12 @@ from pathlib import Path
 from cloudadmin.config import Settings
 
 NAME = re.compile(r"^[0-9a-f]{64}\.(png|jpg|svg|ico)$")
-MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "svg": "image/svg+xml",
-               "ico": "image/x-icon"}
+MEDIA_TYPES = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "svg": "image/svg+xml",
+    "ico": "image/x-icon",
+}
 SUBDIR = "branding"
 
 

@@ -22,8 +22,11 @@ class Malformed(ValueError):
 
 def png_size(data: Bytes, offset: int = 0) -> tuple[int, int]:
     """Width and height from the IHDR chunk, which must follow the signature."""
-    if data[offset:offset + 8] != PNG_MAGIC or data[offset + 12:offset + 16] != b"IHDR" \
-            or len(data) < offset + 24:
+    if (
+        data[offset : offset + 8] != PNG_MAGIC
+        or data[offset + 12 : offset + 16] != b"IHDR"
+        or len(data) < offset + 24
+    ):
         raise Malformed("no PNG header")
     width, height = struct.unpack_from(">II", data, offset + 16)
     return width, height
@@ -61,13 +64,14 @@ def ico_sizes(data: bytes) -> list[tuple[int, int]]:
     sizes: list[tuple[int, int]] = []
     for index in range(count):
         width, height, _, _, _, _, size, offset = _ICO_ENTRY.unpack_from(
-            data, 6 + index * _ICO_ENTRY.size)
+            data, 6 + index * _ICO_ENTRY.size
+        )
         if offset + size > len(data) or size < 8:
             raise Malformed("ICO frame outside the file")
         sizes.append((width or 256, height or 256))
         # A frame's header must lie within its own bytes (a view: nothing is copied).
-        frame = memoryview(data)[:offset + size]
-        if frame[offset:offset + 8] == PNG_MAGIC:
+        frame = memoryview(data)[: offset + size]
+        if frame[offset : offset + 8] == PNG_MAGIC:
             sizes.append(png_size(frame, offset))
         else:
             sizes.append(dib_size(frame, offset))

@@ -15,8 +15,12 @@ MIB = 1024 * 1024
 LOGO_MAX_BYTES = 4 * MIB  # a logo must be smaller
 FAVICON_MAX_BYTES = 1 * MIB  # a favicon must be smaller
 
-_EXT = {"PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"),
-        "ICO": ("ico", "image/x-icon"), "SVG": ("svg", "image/svg+xml")}
+_EXT = {
+    "PNG": ("png", "image/png"),
+    "JPEG": ("jpg", "image/jpeg"),
+    "ICO": ("ico", "image/x-icon"),
+    "SVG": ("svg", "image/svg+xml"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +51,20 @@ def _check_dimensions(part: str, sizes: list[tuple[int, int]], max_pixels: int) 
             raise _too_many_pixels(part, width, height, max_pixels)
 
 
-def _too_many_pixels(part: str, width: int | None, height: int | None,
-                     max_pixels: int) -> ValidationError:
+def _too_many_pixels(
+    part: str, width: int | None, height: int | None, max_pixels: int
+) -> ValidationError:
     declared = f" ({width}x{height})" if width is not None else ""
     return ValidationError.field(
-        part, f"The image is too large{declared}: at most {max_pixels} pixels "
-        "(width x height) are accepted.")
+        part,
+        f"The image is too large{declared}: at most {max_pixels} pixels "
+        "(width x height) are accepted.",
+    )
 
 
-def _raster(part: str, data: bytes, formats: tuple[str, ...],
-            max_pixels: int) -> CheckedImage | None:
+def _raster(
+    part: str, data: bytes, formats: tuple[str, ...], max_pixels: int
+) -> CheckedImage | None:
     # Every frame's declared size is checked from its header before Pillow sees the file:
     # Pillow decodes an ICO's largest frame while opening it.
     try:
@@ -91,15 +99,21 @@ def _svg(part: str, data: bytes) -> CheckedImage | None:
     except UnicodeDecodeError:
         return None
     head = text.lstrip()[:4096].lower()
-    if not (head.startswith("<?xml") or head.startswith("<svg") or head.startswith("<!--")
-            or head.startswith("<!doctype")):
+    if not (
+        head.startswith("<?xml")
+        or head.startswith("<svg")
+        or head.startswith("<!--")
+        or head.startswith("<!doctype")
+    ):
         return None
     try:
         root = svg.parse(text)
     except svg.Refused as refused:
         raise ValidationError.field(
-            part, f"SVG images that hold {refused} are not accepted: no scripts, "
-            "no event attributes, no references outside the document.") from refused
+            part,
+            f"SVG images that hold {refused} are not accepted: no scripts, "
+            "no event attributes, no references outside the document.",
+        ) from refused
     if root is None:
         return None
     return CheckedImage(data, "SVG", *_EXT["SVG"])
@@ -110,8 +124,10 @@ def check_logo(data: bytes, max_pixels: int) -> CheckedImage:
     found = _raster("logo", data, ("PNG", "JPEG"), max_pixels) or _svg("logo", data)
     if found is None:
         raise ValidationError.field(
-            "logo", "Upload a valid image: PNG, JPEG or SVG. The file you uploaded was either "
-            "not an image or a corrupted image.")
+            "logo",
+            "Upload a valid image: PNG, JPEG or SVG. The file you uploaded was either "
+            "not an image or a corrupted image.",
+        )
     return found
 
 
@@ -120,6 +136,8 @@ def check_favicon(data: bytes, max_pixels: int) -> CheckedImage:
     found = _raster("favicon", data, ("ICO", "PNG"), max_pixels)
     if found is None:
         raise ValidationError.field(
-            "favicon", "Upload a valid image: ICO or PNG. The file you uploaded was either "
-            "not an image or a corrupted image.")
+            "favicon",
+            "Upload a valid image: ICO or PNG. The file you uploaded was either "
+            "not an image or a corrupted image.",
+        )
     return found

@@ -23,8 +23,9 @@ async def get(session: AsyncSession, reseller_id: int) -> Branding | None:
 async def get_or_add(session: AsyncSession, reseller_id: int) -> Branding:
     branding = await get(session, reseller_id)
     if branding is None:
-        branding = Branding(reseller_id=reseller_id, domain="", public_settings={},
-                            mail_server={}, deleted=False)
+        branding = Branding(
+            reseller_id=reseller_id, domain="", public_settings={}, mail_server={}, deleted=False
+        )
         session.add(branding)
         await session.flush()
     return branding

@@ -33,7 +33,9 @@ from cloudadmin.kit.outbound import Outbound, OutboundRefused
 UrlFor = Callable[[str], str]
 
 _DEFAULT_PUBLIC: dict[str, Any] = {
-    "showApiDoc": True, "showStatusPage": "true", "showKnowledgeBase": True,
+    "showApiDoc": True,
+    "showStatusPage": "true",
+    "showKnowledgeBase": True,
     "showTickets": True,
 }
 
@@ -82,18 +84,21 @@ async def get(session: AsyncSession, caller: Caller, url_for: UrlFor) -> Brandin
 async def _record(
     session: AsyncSession, actor: Actor, reseller: Client, action: str, data: dict[str, Any]
 ) -> None:
-    await user_actions.record_in_account(
-        session, actor, reseller, Resource("branding", reseller.id),
-        action_type=action, api_group="branding", action_data=data,
-    )
+    resource = Resource("branding", reseller.id)
+    await user_actions.record_change(session, actor, reseller, action, resource, data)
 
 
 MAIL_HOST_FIELD = "privateSettings.mailServer.host"
 
 
 async def replace(
-    session: AsyncSession, actor: Actor, body: BrandingWrite, box: SecretBox, url_for: UrlFor,
-    *, outbound: Outbound | None = None,
+    session: AsyncSession,
+    actor: Actor,
+    body: BrandingWrite,
+    box: SecretBox,
+    url_for: UrlFor,
+    *,
+    outbound: Outbound | None = None,
 ) -> BrandingSettings:
     reseller = await own_reseller(session, actor.caller)
     mail_host = body.privateSettings.mailServer.host if body.privateSettings.mailServer else None
@@ -114,9 +119,7 @@ async def replace(
         branding.mail_server = mail.model_dump(mode="json", exclude={"password"})
         sent_password = "password" in mail.model_fields_set
         if sent_password and mail.password != MAIL_PASSWORD_MASK:
-            branding.mail_password_encrypted = (
-                box.encrypt(mail.password) if mail.password else None
-            )
+            branding.mail_password_encrypted = box.encrypt(mail.password) if mail.password else None
     if (dict(branding.mail_server or {}), branding.mail_password_encrypted) != mail_before:
         # A repaired mail server is tried at once, not after the old one's backoff.
         await session.execute(
@@ -141,20 +144,23 @@ async def upload(
     """Checks every part first, then stores them; the row points at the stored files."""
     reseller = await own_reseller(session, actor.caller)
     if not files:
-        raise ValidationError(fields={
-            "logo": ["Upload a logo, a favicon or both."],
-            "favicon": ["Upload a logo, a favicon or both."],
-        })
+        raise ValidationError(
+            fields={
+                "logo": ["Upload a logo, a favicon or both."],
+                "favicon": ["Upload a logo, a favicon or both."],
+            }
+        )
     checks = {"logo": images.check_logo, "favicon": images.check_favicon}
-    checked = {part: await asyncio.to_thread(checks[part], data, max_pixels)
-               for part, data in files.items()}
+    checked = {
+        part: await asyncio.to_thread(checks[part], data, max_pixels)
+        for part, data in files.items()
+    }
     branding = await repository.get_or_add(session, reseller.id)
     changes: dict[str, Any] = {}
     for part, image in checked.items():
         name = await asyncio.to_thread(blobs.store, directory, image.data, image.extension)
         setattr(branding, f"{part}_path", name)
-        changes[part] = {"name": name, "content_type": image.media_type,
-                         "size": len(image.data)}
+        changes[part] = {"name": name, "content_type": image.media_type, "size": len(image.data)}
     await session.flush()
     await _record(session, actor, reseller, "upload", changes)
     return present(reseller.id, branding, url_for)

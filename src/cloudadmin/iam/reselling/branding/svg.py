@@ -23,8 +23,7 @@ XINCLUDE_NS = "{http://www.w3.org/2001/XInclude}"
 XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 
 # Elements that run code or embed another document.
-_ACTIVE_ELEMENTS = {"script", "foreignobject", "iframe", "embed", "object", "handler",
-                    "listener"}
+_ACTIVE_ELEMENTS = {"script", "foreignobject", "iframe", "embed", "object", "handler", "listener"}
 _ANIMATIONS = {"animate", "set", "animatetransform", "animatemotion", "animatecolor"}
 # Attributes whose value is one URL.
 _URL_ATTRIBUTES = {"href", "src", "action", "formaction"}
@@ -61,8 +60,9 @@ class _Builder(ElementTree.TreeBuilder):
 def parse(text: str) -> ElementTree.Element | None:
     """The root of an SVG document; None when it is not one. Raises Refused."""
     builder = _Builder()
-    parser = DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
-                              forbid_external=True)
+    parser = DefusedXMLParser(
+        target=builder, forbid_dtd=True, forbid_entities=True, forbid_external=True
+    )
     try:
         parser.feed(text)
         root: ElementTree.Element = parser.close()
@@ -138,7 +138,8 @@ def _walk(nodes: Iterable[Any], where: str) -> None:
             if function == "expression":
                 raise Refused(f"a CSS expression() ({where})")
             if function in _URL_FUNCTIONS and not all(
-                    is_local(url) for url in _urls_in(function, arguments)):
+                is_local(url) for url in _urls_in(function, arguments)
+            ):
                 raise Refused(f"a CSS {function}() outside the document ({where})")
             _walk(arguments, where)
         if kind in ("() block", "[] block", "{} block"):

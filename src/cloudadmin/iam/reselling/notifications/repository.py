@@ -8,33 +8,41 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db import locking
+from cloudadmin.db.filters import sliced
 from cloudadmin.db.models import NotificationSetting
 
 
 async def count(session: AsyncSession, reseller_id: int) -> int:
-    stmt = select(func.count()).select_from(NotificationSetting).where(
-        NotificationSetting.reseller_id == reseller_id
+    stmt = (
+        select(func.count())
+        .select_from(NotificationSetting)
+        .where(NotificationSetting.reseller_id == reseller_id)
     )
     return int((await session.execute(stmt)).scalar_one())
 
 
 async def page(
-    session: AsyncSession, reseller_id: int, order_by: list[Any], *, limit: int | None,
+    session: AsyncSession,
+    reseller_id: int,
+    order_by: list[Any],
+    *,
+    limit: int | None,
     offset: int,
 ) -> list[NotificationSetting]:
     stmt = (
         select(NotificationSetting)
         .where(NotificationSetting.reseller_id == reseller_id)
         .order_by(*order_by)
-        .offset(offset)
     )
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return list((await session.execute(stmt)).scalars().all())
+    return list((await session.execute(sliced(stmt, limit=limit, offset=offset))).scalars())
 
 
 async def get(
-    session: AsyncSession, reseller_id: int, setting_id: int, *, for_change: bool = False,
+    session: AsyncSession,
+    reseller_id: int,
+    setting_id: int,
+    *,
+    for_change: bool = False,
     removal: bool = False,
 ) -> NotificationSetting | None:
     """``for_change``: locked until the transaction ends (db/locking.py)."""

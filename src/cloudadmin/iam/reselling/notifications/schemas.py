@@ -39,7 +39,5 @@ class NotificationSetting(BaseModel):
 class NotificationSettingPage(BaseModel):
     count: int
     next: str | None = omitted("The next page (absolute URI); absent on the last page.")
-    previous: str | None = omitted(
-        "The previous page (absolute URI); absent on the first page."
-    )
+    previous: str | None = omitted("The previous page (absolute URI); absent on the first page.")
     results: list[NotificationSetting]

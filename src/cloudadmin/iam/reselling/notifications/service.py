@@ -39,9 +39,11 @@ SETTING_NOT_FOUND = "Notification setting not found."
 
 def _out(row: Row) -> NotificationSetting:
     return NotificationSetting(
-        id=row.id, reseller=row.reseller_id,
+        id=row.id,
+        reseller=row.reseller_id,
         notification_type=row.notification_type,
-        email=row.email, enabled=row.enabled,
+        email=row.email,
+        enabled=row.enabled,
     )
 
 
@@ -56,39 +58,57 @@ async def _reseller(session: AsyncSession, caller: Caller, reseller_id: int) -> 
 
 
 async def _setting(
-    session: AsyncSession, caller: Caller, reseller_id: int, setting_id: int, *,
-    for_change: bool = False, removal: bool = False,
+    session: AsyncSession,
+    caller: Caller,
+    reseller_id: int,
+    setting_id: int,
+    *,
+    for_change: bool = False,
+    removal: bool = False,
 ) -> tuple[Client, Row]:
     reseller = await _reseller(session, caller, reseller_id)
-    row = await repository.get(session, reseller.id, setting_id, for_change=for_change,
-                               removal=removal)
+    row = await repository.get(
+        session, reseller.id, setting_id, for_change=for_change, removal=removal
+    )
     if row is None:
         raise NotFound(SETTING_NOT_FOUND)
     return reseller, row
 
 
 async def _record(
-    session: AsyncSession, actor: Actor, reseller: Client, row_id: int, action: str,
+    session: AsyncSession,
+    actor: Actor,
+    reseller: Client,
+    row_id: int,
+    action: str,
     data: dict[str, Any],
 ) -> None:
-    await user_actions.record_in_account(
-        session, actor, reseller, Resource("notification_setting", row_id),
-        action_type=action, api_group="notification_settings", action_data=data,
+    resource = Resource("notification_setting", row_id)
+    await user_actions.record_change(
+        session, actor, reseller, action, resource, data, api_group="notification_settings"
     )
 
 
 async def list_settings(
-    session: AsyncSession, caller: Caller, reseller_id: int, *, limit: int | None, offset: int,
-    ordering: list[str] | None, url: URL,
+    session: AsyncSession,
+    caller: Caller,
+    reseller_id: int,
+    *,
+    limit: int | None,
+    offset: int,
+    ordering: list[str] | None,
+    url: URL,
 ) -> NotificationSettingPage:
     reseller = await _reseller(session, caller, reseller_id)
     order_by = parse_ordering(ordering, ORDERING, tiebreak=Row.id)
     total = await repository.count(session, reseller.id)
     rows = await repository.page(session, reseller.id, order_by, limit=limit, offset=offset)
-    nxt, prev = (None, None) if limit is None else page_links(
-        url, count=total, limit=limit, offset=offset)
-    return NotificationSettingPage(count=total, next=nxt, previous=prev,
-                                   results=[_out(r) for r in rows])
+    nxt, prev = (
+        (None, None) if limit is None else page_links(url, count=total, limit=limit, offset=offset)
+    )
+    return NotificationSettingPage(
+        count=total, next=nxt, previous=prev, results=[_out(r) for r in rows]
+    )
 
 
 async def get(
@@ -101,8 +121,12 @@ async def create(
     session: AsyncSession, actor: Actor, reseller_id: int, body: NotificationSettingCreate
 ) -> NotificationSetting:
     reseller = await _reseller(session, actor.caller, reseller_id)
-    row = Row(reseller_id=reseller.id, notification_type=body.notification_type,
-              email=body.email, enabled=body.enabled)
+    row = Row(
+        reseller_id=reseller.id,
+        notification_type=body.notification_type,
+        email=body.email,
+        enabled=body.enabled,
+    )
     session.add(row)
     await session.flush()
     await _record(session, actor, reseller, row.id, "create", body.model_dump(mode="json"))
@@ -110,11 +134,13 @@ async def create(
 
 
 async def update(
-    session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int,
+    session: AsyncSession,
+    actor: Actor,
+    reseller_id: int,
+    setting_id: int,
     body: NotificationSettingPatch,
 ) -> NotificationSetting:
-    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
-                                   for_change=True)
+    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id, for_change=True)
     sent = body.sent()
     changes = {k: v for k, v in sent.items() if getattr(row, k) != v}
     for name, value in changes.items():
@@ -125,11 +151,10 @@ async def update(
     return _out(row)
 
 
-async def delete(
-    session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int
-) -> None:
-    reseller, row = await _setting(session, actor.caller, reseller_id, setting_id,
-                                   for_change=True, removal=True)
+async def delete(session: AsyncSession, actor: Actor, reseller_id: int, setting_id: int) -> None:
+    reseller, row = await _setting(
+        session, actor.caller, reseller_id, setting_id, for_change=True, removal=True
+    )
     await session.delete(row)
     await session.flush()
     await _record(session, actor, reseller, setting_id, "delete", {})
