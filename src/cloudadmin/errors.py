@@ -11,8 +11,10 @@ class ApiError(Exception):
 
     A subclass declares what sets it apart in its class line: `status` (else its
     parent's), `message` (the default message) and `exception_class`, the body's name
-    for it, which is the class's own name unless the wire spells it otherwise, and
-    `headers` that every response of it carries.
+    for it, and `headers` that every response of it carries. A class that declares its
+    status is a kind of error of its own, named by its class unless the wire spells it
+    otherwise; one that keeps its parent's status keeps its parent's name too (a refusal
+    the service tells apart inside, such as a known key's, is the same error outside).
     """
 
     status_code = 500
@@ -37,7 +39,10 @@ class ApiError(Exception):
             cls.default_message = message
         if headers is not None:
             cls.default_headers = headers
-        cls.exception_class = exception_class or cls.__name__
+        if exception_class is not None:
+            cls.exception_class = exception_class
+        elif status is not None:
+            cls.exception_class = cls.__name__
 
     def __init__(
         self,

@@ -143,8 +143,8 @@ class TestFieldMapName:
         assert field_map_name("/billing/org/v1/addendums") == "errors"
 
 
-# The wire name is the class's own name unless its declaration spells another, so a
-# renamed class must not rename what clients match on.
+# The wire name of a class that declares its status is its own name unless its
+# declaration spells another, so a renamed class must not rename what clients match on.
 @pytest.mark.parametrize(
     ("name", "status", "exception_class"),
     [
@@ -169,6 +169,17 @@ def test_declared_status_and_wire_name(name: str, status: int, exception_class: 
     error = getattr(errors, name)()
     assert (error.status_code, error.exception_class) == (status, exception_class)
     assert error.message == type(error).default_message != ""
+
+
+def test_a_subclass_that_keeps_its_status_keeps_its_wire_name():
+    class Refined(errors.TokenNotValid):
+        pass
+
+    class OwnKind(errors.ApiError, status=418):
+        pass
+
+    assert (Refined().status_code, Refined().exception_class) == (401, "token_not_valid")
+    assert OwnKind().exception_class == "OwnKind"
 
 
 def test_declared_headers_and_retry_after():
