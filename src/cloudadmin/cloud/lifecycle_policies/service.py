@@ -19,6 +19,7 @@ from cloudadmin.cloud.lifecycle_policies.schemas import (
 )
 from cloudadmin.db.models import LifecyclePolicy as PolicyRow
 from cloudadmin.errors import NotFound
+from cloudadmin.kit.from_row import from_row
 
 # Stored schedules keep only what was written; absent fields read as these.
 _CRON_DEFAULTS = {
@@ -52,15 +53,10 @@ def _schedule(raw: dict[str, Any], policy: PolicyRow) -> CronSchedule | Interval
 
 
 def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
-    return LifecyclePolicy(
-        action=row.action,
-        id=row.id,
-        name=row.name,
-        project_id=row.project_id,
-        region_id=row.region_id,
+    return from_row(
+        LifecyclePolicy,
+        row,
         schedules=[_schedule(s, row) for s in row.schedules or []],
-        status=row.status,
-        user_id=row.user_id,
         volumes=[PolicyVolume(**v) for v in row.volumes or []] if need_volumes else [],
     )
 

@@ -13,6 +13,7 @@ from cloudadmin.errors import NotFound
 from cloudadmin.iam.activity_log import repository
 from cloudadmin.iam.activity_log.repository import LogFilter
 from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
+from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.pagination import page_links
 from cloudadmin.kit.timeparse import isoformat_z
 
@@ -28,15 +29,14 @@ def _scope(caller: Caller) -> list[ColumnElement[bool]]:
 
 
 def _record(e: ActivityLogEntry) -> ActivityLogRecord:
-    # Every field of the record is the entry's column of its name, but these.
-    other = {
-        "client": e.client_id,
-        "token": e.token_id or 0,  # an entry that names no key (the column allows it)
-        "user": e.user_id,
-        "requested_at": isoformat_z(e.requested_at),
-    }
-    same = {name: getattr(e, name) for name in ActivityLogRecord.model_fields if name not in other}
-    return ActivityLogRecord.model_validate(same | other)
+    return from_row(
+        ActivityLogRecord,
+        e,
+        client=e.client_id,
+        token=e.token_id or 0,  # an entry that names no key (the column allows it)
+        user=e.user_id,
+        requested_at=isoformat_z(e.requested_at),
+    )
 
 
 async def list_requests(

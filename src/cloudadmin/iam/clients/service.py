@@ -17,6 +17,7 @@ from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.clients import products, repository
 from cloudadmin.iam.clients.schemas import Client, ClientPatch, EmbeddedUser, GroupOut
 from cloudadmin.kit.caseless import fold
+from cloudadmin.kit.from_row import from_row
 
 COMPANY_TAKEN = "Company with this name already exists"
 NOT_FOUND = "Account not found."
@@ -41,20 +42,13 @@ def provider_id(account: ClientRow) -> int:
 
 
 def embedded_user(user: User, account: ClientRow) -> EmbeddedUser:
-    return EmbeddedUser(
-        id=user.id,
-        email=user.email,
-        name=user.name,
-        lang=user.lang,
-        phone=user.phone,
+    return from_row(
+        EmbeddedUser,
+        user,
         company=user.company or account.company_name,
         reseller=provider_id(account),
         client=account.id,
-        deleted=user.deleted,
         groups=[GroupOut(id=g.id, name=g.name) for g in user.groups],
-        activated=user.activated,
-        sso_auth=user.sso_auth,
-        two_fa=user.two_fa,
         auth_types=list(user.auth_types or []),
     )
 

@@ -16,6 +16,7 @@ from cloudadmin.iam.owning_reseller import owning_reseller
 from cloudadmin.iam.sellers import repository
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
+from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
 from cloudadmin.kit.pagination import page_links
 from cloudadmin.kit.timeparse import isoformat_z
@@ -33,16 +34,12 @@ ORDERING = {
 
 
 def _out(seller: SellerRow, reseller: Client) -> Seller:
-    return Seller(
-        id=seller.id,
-        email=seller.email,
-        full_name=seller.full_name,
+    return from_row(
+        Seller,
+        seller,
         reseller_name=reseller.company_name,
         company=seller.company or reseller.company_name,
         date_joined=isoformat_z(seller.date_joined),
-        activated=seller.activated,
-        deleted=seller.deleted,
-        phone=seller.phone,
     )
 
 

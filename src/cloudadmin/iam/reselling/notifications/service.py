@@ -23,6 +23,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPage,
     NotificationSettingPatch,
 )
+from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
 from cloudadmin.kit.pagination import page_links
 
@@ -38,13 +39,7 @@ SETTING_NOT_FOUND = "Notification setting not found."
 
 
 def _out(row: Row) -> NotificationSetting:
-    return NotificationSetting(
-        id=row.id,
-        reseller=row.reseller_id,
-        notification_type=row.notification_type,
-        email=row.email,
-        enabled=row.enabled,
-    )
+    return from_row(NotificationSetting, row, reseller=row.reseller_id)
 
 
 async def _reseller(session: AsyncSession, caller: Caller, reseller_id: int) -> Client:
