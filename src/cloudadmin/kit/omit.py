@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import Field, GetCoreSchemaHandler
 from pydantic_core import CoreSchema
+
+from cloudadmin.kit.body import LenientBody
 
 
 def _is_none(value: object) -> bool:
@@ -67,11 +69,9 @@ T = TypeVar("T")
 Omittable = Annotated[T | None, _NoneOnlyWhenLeftOut()]
 
 
-class PartialUpdate(BaseModel):
+class PartialUpdate(LenientBody):
     """A PATCH body: only the fields sent change; read-only fields of the resource sent
     along are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
 
     def sent(self) -> dict[str, Any]:
         """The fields the request holds, by name, with their values."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.omit import PartialUpdate
 
 _CONNECTION_DESCRIPTION = (
@@ -13,10 +14,8 @@ _CONNECTION_DESCRIPTION = (
 _CONNECTION_EXAMPLES = ["amqps://events:s3cret@broker.example:5671/%2F"]
 
 
-class AmqpSubscriptionCreate(BaseModel):
+class AmqpSubscriptionCreate(LenientBody):
     """Body of POST subscribe_amqp."""
-
-    model_config = ConfigDict(extra="ignore")
 
     connection_string: str = Field(
         description=_CONNECTION_DESCRIPTION, examples=_CONNECTION_EXAMPLES

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
+
+from cloudadmin.kit.body import LenientBody
 
 # The real API's rule: 3-63 characters, letters/digits first, letters/digits/._ last.
 NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z 0-9._\-]{1,61}[a-zA-Z0-9._]$"
@@ -18,10 +20,8 @@ ProvisioningStatus = Literal[
 TimeoutMs = Annotated[int, Field(ge=0, le=86_400_000)]
 
 
-class ListenerRename(BaseModel):
+class ListenerRename(LenientBody):
     """Body of PATCH: the new name (required)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     name: ListenerName = Field(description="3-63 characters matching " + NAME_PATTERN)
 

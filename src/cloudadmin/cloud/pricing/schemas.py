@@ -5,7 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, Field, PlainSerializer
+
+from cloudadmin.kit.body import LenientBody
 
 VolumeType = Literal["cold", "ssd_hiiops", "ssd_local", "ssd_lowlatency", "standard", "ultra"]
 
@@ -15,9 +17,7 @@ Number = Annotated[
 ]
 
 
-class PoolPriceRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class PoolPriceRequest(LenientBody):
     flavor_id: str = Field(min_length=1, max_length=255, description="Flavor of the nodes.")
     node_count: int = Field(default=1, ge=1, le=200, description="Nodes in the pool.")
     boot_volume_size: int | None = Field(
@@ -32,9 +32,7 @@ class PoolPriceRequest(BaseModel):
     is_public_ipv4: bool = Field(default=False, description="A public IPv4 address per node.")
 
 
-class ClusterPriceRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class ClusterPriceRequest(LenientBody):
     pools: list[PoolPriceRequest] = Field(min_length=1, description="The cluster's pools.")
 
 

@@ -3,15 +3,14 @@ UserActionSubscriptionSerializer and UserActionsSubscriptionCollectionSerializer
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.redact import MASK
 
 
-class WebhookSubscriptionCreate(BaseModel):
+class WebhookSubscriptionCreate(LenientBody):
     """Body of POST subscribe. Checked by the service (every problem at once)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     url: str = Field(
         description="URL to send user action logs for the specified client: http:// or "

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.ints import Int32
 from cloudadmin.kit.omit import omitted
 from cloudadmin.kit.timeparse import parse_instant
@@ -28,18 +29,14 @@ def _instant(value: object) -> object:
 Instant = Annotated[datetime, BeforeValidator(_instant)]
 
 
-class RoleIn(BaseModel):
+class RoleIn(LenientBody):
     """The provider's Group: the id, the name, or both (which must agree)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     id: Int32 | None = Field(default=None, description="Group id: 1, 2, 5, 3009 or 3022.")
     name: str | None = Field(default=None, max_length=100, description="Group name.")
 
 
-class ClientUserIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class ClientUserIn(LenientBody):
     role: RoleIn | None = Field(
         default=None,
         description="The token's role; without it, the issuer's own "
@@ -47,9 +44,7 @@ class ClientUserIn(BaseModel):
     )
 
 
-class TokenCreate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class TokenCreate(LenientBody):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)] = (
         Field(description="API token name.")
     )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from cloudadmin.iam.clients.schemas import Email, Text255
 from cloudadmin.iam.users.schemas import Password
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.page_model import absent
 
 
@@ -40,9 +41,7 @@ RoleInput = Annotated[
 ]
 
 
-class ClientUserCreate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class ClientUserCreate(LenientBody):
     username: Email = Field(description="E-mail address; the login of the new user.")
     password: Password
     user_role: RoleInput
@@ -62,9 +61,7 @@ class UserGroup(BaseModel):
     user_role: Role | SkipJsonSchema[None] = Field(default=None, exclude_if=absent)
 
 
-class UserGroupChange(BaseModel):
+class UserGroupChange(LenientBody):
     """The provider's UserRole as PUT takes it: the new group."""
-
-    model_config = ConfigDict(extra="ignore")
 
     user_role: Role

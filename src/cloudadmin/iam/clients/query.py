@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     EmailStr,
     Field,
     SerializerFunctionWrapHandler,
@@ -21,6 +20,7 @@ from pydantic import (
 
 from cloudadmin.iam.clients.products import ACCOUNT_PRODUCTS
 from cloudadmin.iam.clients.schemas import Client
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
 from cloudadmin.kit.timeparse import parse_instant
 
@@ -96,11 +96,9 @@ Status = Annotated[ServiceStatusFilter | None, Field(description="Status of the 
 NO_DATA = " This service keeps no such data about accounts: a value matches no account."
 
 
-class ClientListQuery(BaseModel):
+class ClientListQuery(LenientBody):
     """Query parameters of GET /iam/clients; unknown parameters are ignored, as the
     provider does."""
-
-    model_config = ConfigDict(extra="ignore")
 
     limit: Annotated[
         int | None,

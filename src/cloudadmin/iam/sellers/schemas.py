@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+from pydantic import BaseModel, EmailStr, Field, StringConstraints
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.omit import omitted
 from cloudadmin.kit.page_model import LinkedPage
@@ -15,10 +16,8 @@ FullName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
 Phone = Annotated[str, Field(max_length=30, pattern=r"^[a-z0-9+\-()#, *]*$")]
 
 
-class SellerWrite(BaseModel):
+class SellerWrite(LenientBody):
     """Body of POST and PATCH: email and full_name required, phone optional."""
-
-    model_config = ConfigDict(extra="ignore")
 
     email: SellerEmail
     full_name: FullName

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from cloudadmin.iam.clients.schemas import (
     AccountId,
@@ -18,6 +18,7 @@ from cloudadmin.iam.clients.schemas import (
     Text255,
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.omit import Omittable, PartialUpdate
 from cloudadmin.kit.page_model import LinkedPage
 
@@ -43,9 +44,7 @@ class ServiceAvailability(BaseModel):
     )
 
 
-class UserCreate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class UserCreate(LenientBody):
     email: Email = Field(description="Login of the user; the client's e-mail by default.")
     password: Password
     company: CompanyName = Field(description="The new client's company name (unique).")

@@ -9,12 +9,12 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     EmailStr,
     Field,
     StringConstraints,
 )
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.omit import omitted
 
 MAIL_PASSWORD_MASK = "********"
@@ -65,17 +65,13 @@ Port = Annotated[
 ]
 
 
-class Colors(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class Colors(LenientBody):
     header: Color | None = None
     primary: Color | None = None
     headerText: Color | None = None  # noqa: N815
 
 
-class PublicSettingsWrite(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class PublicSettingsWrite(LenientBody):
     showApiDoc: bool  # noqa: N815
     showStatusPage: StatusPageText  # noqa: N815
     showKnowledgeBase: bool  # noqa: N815
@@ -118,9 +114,7 @@ class PublicSettings(BaseModel):
     favicon: str | None = omitted("URL of the uploaded favicon (served by this service).")
 
 
-class MailServerWrite(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class MailServerWrite(LenientBody):
     tls: bool = False
     host: Short | None = Field(
         default=None,
@@ -148,9 +142,7 @@ class MailServer(BaseModel):
     )
 
 
-class PrivateSettingsWrite(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class PrivateSettingsWrite(LenientBody):
     mailServer: MailServerWrite | None = None  # noqa: N815
 
 
@@ -158,10 +150,8 @@ class PrivateSettings(BaseModel):
     mailServer: MailServer  # noqa: N815
 
 
-class BrandingWrite(BaseModel):
+class BrandingWrite(LenientBody):
     """PUT body: replaces the settings. `reseller` and `deleted` are read-only (ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     domain: Domain = Field(description="Base control panel domain; may be empty.")
     publicSettings: PublicSettingsWrite  # noqa: N815

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import BaseModel, EmailStr, Field
 
+from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
 
 NotificationType = Literal["deletion_request", "failed_login"]
 NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
 
 
-class NotificationSettingCreate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class NotificationSettingCreate(LenientBody):
     notification_type: NotificationType
     email: NotificationEmail
     enabled: bool = True
