@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Table, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -61,7 +62,11 @@ class BulkLoad:
         for row in rows:
             groups.setdefault(tuple(row), []).append(row)
         for columns, batch in groups.items():
-            await copy_rows(self.conn, self.table, columns, [tuple(row.values()) for row in batch])
+            await self.copy(columns, [tuple(row.values()) for row in batch])
+
+    async def copy(self, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+        """COPYs ``rows`` built already as tuples of ``columns``."""
+        await copy_rows(self.conn, self.table, columns, rows)
         self.rows += len(rows)
 
     async def finish(self) -> None:

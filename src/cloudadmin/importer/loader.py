@@ -23,12 +23,14 @@ from cloudadmin.importer.bulk import BulkLoad
 from cloudadmin.importer.catalogue import (
     Catalogue,
     chunks,
+    note_copied,
     open_catalogue,
     record_count,
     records_of,
     survey_chunk,
 )
-from cloudadmin.importer.kinds import BY_KEY, KINDS
+from cloudadmin.importer import addendum_copy
+from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
 from cloudadmin.importer.references import check_references, check_sealed
@@ -118,10 +120,27 @@ class _Load:
         bulk = self.bulk
         for kind in KINDS:
             for start, chunk in chunks(records_of(self.document, kind)):
-                records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
-                if bulk is not None and kind.table is bulk.table and not self.problems:
-                    await bulk.write([kind.to_row(rec, self.context) for rec in records])
+                if bulk is not None and kind.table is bulk.table:
+                    await self.copy_chunk(bulk, kind, start, chunk)
+                else:
+                    survey_chunk(self.catalogue, kind, start, chunk, self.problems)
                 self.progress.advance(len(chunk))
+
+    async def copy_chunk(self, bulk: BulkLoad, kind: Kind, start: int, chunk: list[Any]) -> None:
+        """Validates a chunk of addendums and COPYs it while no problem has turned up.
+
+        The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
+        of plainly valid addendums in one step; any other chunk is validated by the
+        models, so its problems read as they always have."""
+        rows = addendum_copy.copy_tuples(chunk)
+        if rows is not None:
+            note_copied(self.catalogue, kind, start, addendum_copy.COLUMNS, rows, self.problems)
+            if not self.problems:
+                await bulk.copy(addendum_copy.COLUMNS, rows)
+            return
+        records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+        if not self.problems:
+            await bulk.write([kind.to_row(rec, self.context) for rec in records])
 
     async def check(self) -> None:
         """Pass 2: references and unique values; raises LoadError with every problem."""
