@@ -39,7 +39,8 @@ def same_row(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Equal values, and instants in the same zone (UTC), as COPY would write them."""
     if a != b:
         return False
-    return all(getattr(x, "tzinfo", None) is getattr(y, "tzinfo", None) for x, y in zip(a, b))
+    pairs = zip(a, b, strict=True)
+    return all(getattr(x, "tzinfo", None) is getattr(y, "tzinfo", None) for x, y in pairs)
 
 
 # Valid spellings the plain check may leave to the models (it must not get them wrong).

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
+from cloudadmin.importer import addendum_copy
 from cloudadmin.importer.bulk import BulkLoad
 from cloudadmin.importer.catalogue import (
     Catalogue,
@@ -29,7 +30,6 @@ from cloudadmin.importer.catalogue import (
     records_of,
     survey_chunk,
 )
-from cloudadmin.importer import addendum_copy
 from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
