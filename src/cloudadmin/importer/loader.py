@@ -12,6 +12,7 @@ problem found later rolls back: nothing of it stays either.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -118,13 +119,17 @@ class _Load:
         """Pass 1: every record's fields. A bulk load also COPYs the valid addendums
         as long as no problem has turned up (once one has, nothing is committed)."""
         bulk = self.bulk
-        for kind in KINDS:
-            for start, chunk in chunks(records_of(self.document, kind)):
-                if bulk is not None and kind.table is bulk.table:
-                    await self.copy_chunk(bulk, kind, start, chunk)
-                else:
-                    survey_chunk(self.catalogue, kind, start, chunk, self.problems)
-                self.progress.advance(len(chunk))
+        try:
+            for kind in KINDS:
+                for start, chunk in chunks(records_of(self.document, kind)):
+                    if bulk is not None and kind.table is bulk.table:
+                        await self.copy_chunk(bulk, kind, start, chunk)
+                    else:
+                        survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+                    self.progress.advance(len(chunk))
+        finally:
+            if bulk is not None:  # the connection's next statement waits for no COPY
+                await bulk.drain()
 
     async def copy_chunk(self, bulk: BulkLoad, kind: Kind, start: int, chunk: list[Any]) -> None:
         """Validates a chunk of addendums and COPYs it while no problem has turned up.
@@ -132,7 +137,9 @@ class _Load:
         The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
         of plainly valid addendums in one step; any other chunk is validated by the
         models, so its problems read as they always have."""
-        rows = addendum_copy.copy_tuples(chunk)
+        # In a thread, so that the event loop goes on sending the previous chunk's
+        # COPY while this one is checked (the server stores it meanwhile).
+        rows = await asyncio.to_thread(addendum_copy.copy_tuples, chunk)
         if rows is not None:
             note_copied(self.catalogue, kind, start, addendum_copy.COLUMNS, rows, self.problems)
             if not self.problems:
