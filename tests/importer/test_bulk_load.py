@@ -28,13 +28,13 @@ def copied(monkeypatch: pytest.MonkeyPatch, dialect: str) -> list[int]:
         pytest.skip("COPY is PostgreSQL's")
     monkeypatch.setattr(bulk_counts, "BULK_THRESHOLD", 100)
     sizes: list[int] = []
-    write = BulkLoad.write
+    copy = BulkLoad.copy
 
-    async def counted(self: BulkLoad, rows: Any) -> None:
+    async def counted(self: BulkLoad, columns: Any, rows: Any) -> None:
         sizes.append(len(rows))
-        await write(self, rows)
+        await copy(self, columns, rows)
 
-    monkeypatch.setattr(BulkLoad, "write", counted)
+    monkeypatch.setattr(BulkLoad, "copy", counted)
     return sizes
 
 

@@ -22,8 +22,10 @@ holds rows, fewer addendums than ``BULK_THRESHOLD``) writes as before.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Table, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -44,6 +46,7 @@ class BulkLoad:
     table: Table
     restore: list[str]
     rows: int = 0
+    pending: asyncio.Future[None] | None = None
 
     @classmethod
     async def start(cls, conn: AsyncConnection, table: Table) -> BulkLoad | None:
@@ -61,11 +64,27 @@ class BulkLoad:
         for row in rows:
             groups.setdefault(tuple(row), []).append(row)
         for columns, batch in groups.items():
-            await copy_rows(self.conn, self.table, columns, [tuple(row.values()) for row in batch])
+            await self.copy(columns, [tuple(row.values()) for row in batch])
+
+    async def copy(self, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+        """Starts COPYing ``rows`` built already as tuples of ``columns``, once the
+        previous COPY is done; ``drain()`` waits for it.
+
+        The server stores one chunk while the loader checks the next one (in a
+        thread: importer/loader.py), instead of each waiting for the other."""
+        await self.drain()
+        self.pending = asyncio.ensure_future(copy_rows(self.conn, self.table, columns, rows))
         self.rows += len(rows)
+
+    async def drain(self) -> None:
+        """Waits for the COPY under way, if any (raising its error)."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            await pending
 
     async def finish(self) -> None:
         """Indexes, foreign keys, counters, triggers and statistics, in that order."""
+        await self.drain()
         conn = self.conn
         await conn.execute(text(f"SET LOCAL maintenance_work_mem = '{INDEX_MEMORY}'"))
         for statement in self.restore:

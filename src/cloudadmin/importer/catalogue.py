@@ -104,6 +104,39 @@ def survey_chunk(
     return [model for _offset, model in valid]
 
 
+def note_copied(
+    catalogue: Catalogue,
+    kind: Kind,
+    start: int,
+    columns: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+    problems: Problems,
+) -> None:
+    """Notes the rows ``start`` .. of ``kind`` checked outside pydantic (COPY tuples of
+    ``columns``, importer/addendum_copy.py) as _note notes valid records: ids,
+    duplicates and references. Only for a kind whose key and reference fields are
+    columns of the same name, without unique or sealed values."""
+    assert not kind.unique and not kind.sealed and kind.model is not ClientRecord
+    seen = catalogue.ids.setdefault(kind.key, {})
+    key_at = columns.index(kind.identity)
+    refs = [
+        (columns.index(ref.field), ref.field,
+         catalogue.refs.setdefault((ref.target, ref.reseller_only), {}))
+        for ref in kind.refs
+    ]  # fmt: skip
+    for index, row in enumerate(rows, start):
+        ident = row[key_at]
+        if ident in seen:
+            first = pointer(kind.key, seen[ident])
+            problems.add(pointer(kind.key, index, kind.identity), f"duplicate of {first}")
+            continue
+        seen[ident] = index
+        for at, name, by_id in refs:
+            target_id = row[at]
+            if target_id is not None and target_id not in by_id:
+                by_id[target_id] = pointer(kind.key, index, name)
+
+
 def _valid_records(
     kind: Kind, start: int, chunk: list[Any], problems: Problems
 ) -> tuple[list[tuple[int, Any]], list[int]]:

@@ -12,6 +12,7 @@ problem found later rolls back: nothing of it stays either.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -19,16 +20,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
+from cloudadmin.importer import addendum_copy
 from cloudadmin.importer.bulk import BulkLoad
 from cloudadmin.importer.catalogue import (
     Catalogue,
     chunks,
+    note_copied,
     open_catalogue,
     record_count,
     records_of,
     survey_chunk,
 )
-from cloudadmin.importer.kinds import BY_KEY, KINDS
+from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
 from cloudadmin.importer.references import check_references, check_sealed
@@ -122,12 +125,35 @@ class _Load:
         """Pass 1: every record's fields. A bulk load also COPYs the valid addendums
         as long as no problem has turned up (once one has, nothing is committed)."""
         bulk = self.bulk
-        for kind in KINDS:
-            for start, chunk in chunks(records_of(self.document, kind)):
-                records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
-                if bulk is not None and kind.table is bulk.table and not self.problems:
-                    await bulk.write([kind.to_row(rec, self.context) for rec in records])
-                self.progress.advance(len(chunk))
+        try:
+            for kind in KINDS:
+                for start, chunk in chunks(records_of(self.document, kind)):
+                    if bulk is not None and kind.table is bulk.table:
+                        await self.copy_chunk(bulk, kind, start, chunk)
+                    else:
+                        survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+                    self.progress.advance(len(chunk))
+        finally:
+            if bulk is not None:  # the connection's next statement waits for no COPY
+                await bulk.drain()
+
+    async def copy_chunk(self, bulk: BulkLoad, kind: Kind, start: int, chunk: list[Any]) -> None:
+        """Validates a chunk of addendums and COPYs it while no problem has turned up.
+
+        The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
+        of plainly valid addendums in one step; any other chunk is validated by the
+        models, so its problems read as they always have."""
+        # In a thread, so that the event loop goes on sending the previous chunk's
+        # COPY while this one is checked (the server stores it meanwhile).
+        rows = await asyncio.to_thread(addendum_copy.copy_tuples, chunk)
+        if rows is not None:
+            note_copied(self.catalogue, kind, start, addendum_copy.COLUMNS, rows, self.problems)
+            if not self.problems:
+                await bulk.copy(addendum_copy.COLUMNS, rows)
+            return
+        records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+        if not self.problems:
+            await bulk.write([kind.to_row(rec, self.context) for rec in records])
 
     async def check(self) -> None:
         """Pass 2: references and unique values; raises LoadError with every problem."""
