@@ -10,6 +10,7 @@ spec (filters.FILTERS).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from cloudadmin.billing.addendums.filters import (
     product_ids,
 )
 from cloudadmin.billing.addendums.schemas import AddendumQuery
+from cloudadmin.db import driver
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,16 @@ def plan(q: AddendumQuery, caller: Caller, where: Where) -> Count:
     if counter is Counter.COUNTS:
         return FromCounts(*counts_where(q, caller, where.shape.dialect))
     return FromRows(where)
+
+
+def one_statement(how: Count) -> tuple[driver.Static, Mapping[str, Any]] | None:
+    """The count as one statement of one value and its parameters, when it is one (a
+    sum of counter rows, or COUNT(*)), so that it can ride along with the page."""
+    if isinstance(how, FromCounts):
+        return repository.counts_statement(how.shape), how.params
+    if isinstance(how, FromRows):
+        return repository.count_statement(how.where.shape), how.where.params
+    return None
 
 
 async def count(conn: AsyncConnection, how: Count) -> Counted:

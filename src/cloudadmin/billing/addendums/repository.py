@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Integer, bindparam, func, select
+from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.util import ClauseAdapter
 
 from cloudadmin.billing.addendums.creation_days import DayRange
@@ -75,13 +77,55 @@ async def page(
     return await driver.fetch(conn, _page_statement(where.shape, order), params)
 
 
+# The count read alongside the page takes its values under this prefix: its parameters
+# and the page's share names with other values (``client_id`` is a list for a count of
+# the counters, one number for the page's filter).
+TOTAL_PREFIX = "total_"
+
+
+def _prefixed(stmt: Select[Any], prefix: str) -> Select[Any]:
+    """``stmt`` with each named bind parameter renamed ``prefix + name`` (anonymous ones,
+    such as a literal's, stay as they are: they cannot clash)."""
+    def rename(element: Any, **kw: Any) -> Any:
+        if isinstance(element, BindParameter) and not element.unique:
+            return bindparam(prefix + element.key, element.value, type_=element.type,
+                             expanding=element.expanding, required=element.required)
+        return None
+
+    return cast(Select[Any], visitors.replacement_traverse(stmt, {}, rename))
+
+
 @lru_cache(maxsize=512)
-def _count_statement(shape: Shape) -> driver.Static:
+def _counted_page_statement(shape: Shape, order: Order, count: driver.Static) -> driver.Static:
+    """The page with the count as one more column, in one round trip: a scalar subquery
+    that does not depend on the row, which the database computes once per statement."""
+    total = _prefixed(cast(Select[Any], count.stmt), TOTAL_PREFIX).scalar_subquery()
+    page_stmt = cast(Select[Any], _page_statement(shape, order).stmt)
+    return driver.Static(page_stmt.add_columns(total.label("total")))
+
+
+async def counted_page(
+    conn: AsyncConnection, where: Where, order: Order, count: driver.Static,
+    count_params: Mapping[str, Any], *, limit: int, offset: int,
+) -> tuple[int, Sequence[Any]] | None:
+    """The page and the count (``count``: a one-value statement of count_statement or
+    counts_statement) read together; None when the page is empty, which says nothing
+    of the count. Rows are as page() gives them."""
+    params = {**where.params, "page_limit": limit, "page_offset": offset,
+              **{TOTAL_PREFIX + name: value for name, value in count_params.items()}}
+    rows = await driver.fetch(conn, _counted_page_statement(where.shape, order, count), params)
+    if not rows:
+        return None
+    return int(rows[0][-1]), [row[:-1] for row in rows]
+
+
+@lru_cache(maxsize=512)
+def count_statement(shape: Shape) -> driver.Static:
     return driver.Static(select(func.count()).select_from(addendums).where(*clauses(shape)))
 
 
 async def count_rows(conn: AsyncConnection, where: Where) -> int:
-    return int(await driver.scalar(conn, _count_statement(where.shape), where.params))
+    return int(await driver.scalar(conn, count_statement(where.shape), where.params))
 
 
 @lru_cache(maxsize=8)
@@ -111,14 +155,14 @@ async def table_rows(conn: AsyncConnection) -> int:
 
 
 @lru_cache(maxsize=64)
-def _counts_statement(shape: CountsShape) -> driver.Static:
+def counts_statement(shape: CountsShape) -> driver.Static:
     return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0))
                          .where(*counts_clauses(shape)))
 
 
 async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]) -> int:
     """Addendums counted by ``addendum_counts`` rows (filters.counts_where)."""
-    return int(await driver.scalar(conn, _counts_statement(shape), params))
+    return int(await driver.scalar(conn, counts_statement(shape), params))
 
 
 def _days_statement() -> driver.Static:
