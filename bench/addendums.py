@@ -114,8 +114,9 @@ class Result:
         return ordered[min(int(len(ordered) * p), len(ordered) - 1)] * 1000
 
 
-async def _connection(port: int, request: bytes, deadline: float, latencies: list[float],
-                      errors: list[int]) -> None:
+async def _connection(
+    port: int, request: bytes, deadline: float, latencies: list[float], errors: list[int]
+) -> None:
     reader, writer = await asyncio.open_connection(HOST, port)
     try:
         while True:
@@ -140,21 +141,27 @@ async def _connection(port: int, request: bytes, deadline: float, latencies: lis
         writer.close()
 
 
-async def _drive(port: int, target: str, headers: dict[str, str], connections: int,
-                 seconds: float) -> Result:
+async def _drive(
+    port: int, target: str, headers: dict[str, str], connections: int, seconds: float
+) -> Result:
     lines = [f"GET {target} HTTP/1.1", f"Host: {HOST}:{port}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode()
     latencies: list[float] = []
     errors = [0]
     start = time.perf_counter()
-    await asyncio.gather(*(_connection(port, request, start + seconds, latencies, errors)
-                           for _ in range(connections)))
+    await asyncio.gather(
+        *(
+            _connection(port, request, start + seconds, latencies, errors)
+            for _ in range(connections)
+        )
+    )
     return Result(len(latencies), errors[0], time.perf_counter() - start, latencies)
 
 
-def drive(port: int, target: str, headers: dict[str, str], connections: int,
-          seconds: float) -> Result:
+def drive(
+    port: int, target: str, headers: dict[str, str], connections: int, seconds: float
+) -> Result:
     try:
         import uvloop
 
@@ -185,21 +192,43 @@ def mix(rows: int, busiest: int) -> list[tuple[str, str]]:
 # Every filter and ordering once more (the obvious peer's answers are checked against the
 # service's on them, as the operator, and a few as a reseller and an account).
 CHECKED = [
-    "limit=7&offset=30", "payer_id=null", "reseller_id=null", "reseller_id=2&reseller_id=3",
-    "provider_id=2", "plan_id=101&plan_id=502", "product_id=1&product_id=5", "currency_id=2",
-    "currency_char_code=EUR", "product_internal_name=CDN", "status=active&status=paused",
-    "company_name=STRASSE", "company_name=caf%C3%A9&ordering=client_id", "product_name=CLOUD",
-    "created_on=2021-03-04", "active_at=2022-06-01T00:00:00Z&limit=50",
-    "not_active_at=2022-06-01T00:00:00Z", "active_after=2024-01-01",
-    "active_before=2020-01-01", "active_start_from=2023-01-01T00:00:00Z",
-    "active_start_to=2020-01-01T00:00:00Z", "active_end_from=2023-01-01T00:00:00Z",
-    "active_end_to=2023-01-01T00:00:00Z", "ordering=plan_name", "ordering=-id",
-    "ordering=-product_name,active_range_end&limit=50", "ordering=-active_range_end",
-    "ordering=product_id,-plan_id,active_range_start", "id=5", "addendum_id=5&addendum_id=9",
-    "offset=1990&limit=20", "offset=5000",
+    "limit=7&offset=30",
+    "payer_id=null",
+    "reseller_id=null",
+    "reseller_id=2&reseller_id=3",
+    "provider_id=2",
+    "plan_id=101&plan_id=502",
+    "product_id=1&product_id=5",
+    "currency_id=2",
+    "currency_char_code=EUR",
+    "product_internal_name=CDN",
+    "status=active&status=paused",
+    "company_name=STRASSE",
+    "company_name=caf%C3%A9&ordering=client_id",
+    "product_name=CLOUD",
+    "created_on=2021-03-04",
+    "active_at=2022-06-01T00:00:00Z&limit=50",
+    "not_active_at=2022-06-01T00:00:00Z",
+    "active_after=2024-01-01",
+    "active_before=2020-01-01",
+    "active_start_from=2023-01-01T00:00:00Z",
+    "active_start_to=2020-01-01T00:00:00Z",
+    "active_end_from=2023-01-01T00:00:00Z",
+    "active_end_to=2023-01-01T00:00:00Z",
+    "ordering=plan_name",
+    "ordering=-id",
+    "ordering=-product_name,active_range_end&limit=50",
+    "ordering=-active_range_end",
+    "ordering=product_id,-plan_id,active_range_start",
+    "id=5",
+    "addendum_id=5&addendum_id=9",
+    "offset=1990&limit=20",
+    "offset=5000",
 ]
-CHECKED_AS = {"2_bench-reseller": ["", "status=active&offset=25"],
-              "3_bench-client": ["", "ordering=-created_at"]}
+CHECKED_AS = {
+    "2_bench-reseller": ["", "status=active&offset=25"],
+    "3_bench-client": ["", "ordering=-created_at"],
+}
 
 
 @dataclass
@@ -223,9 +252,14 @@ async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
     engine = app_state(app).engine
     async with engine.connect() as conn:
         rows = (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar_one()
-        busiest = (await conn.execute(text(
-            "SELECT client_id FROM addendums GROUP BY client_id ORDER BY count(*) DESC, "
-            "client_id LIMIT 1"))).scalar_one()
+        busiest = (
+            await conn.execute(
+                text(
+                    "SELECT client_id FROM addendums GROUP BY client_id ORDER BY count(*) DESC, "
+                    "client_id LIMIT 1"
+                )
+            )
+        ).scalar_one()
     captured: list[tuple[str, str, Any]] = []
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
@@ -246,8 +280,11 @@ async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
     if run_on_driver is not None:
         driver._run_on_driver = recording  # type: ignore[attr-defined]
     else:
-        print("note: cloudadmin.db.driver._run_on_driver is gone: the raw apps replay only "
-              "the statements SQLAlchemy's events saw", flush=True)
+        print(
+            "note: cloudadmin.db.driver._run_on_driver is gone: the raw apps replay only "
+            "the statements SQLAlchemy's events saw",
+            flush=True,
+        )
     queries = mix(rows, busiest)
     statements: dict[str, Any] = {}
     counts: dict[str, int] = {}
@@ -256,16 +293,21 @@ async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
         for label, query in queries:
             captured.clear()
-            r = await client.get(PATH + (f"?{query}" if query else ""),
-                                 headers={"Authorization": f"apikey {OPERATOR}"})
+            r = await client.get(
+                PATH + (f"?{query}" if query else ""),
+                headers={"Authorization": f"apikey {OPERATOR}"},
+            )
             if r.status_code != 200:
                 raise SystemExit(f"{label}: {r.status_code} {r.text}")
             answers[OPERATOR, query] = r.json()
             counts[query] = r.json()["count"]
             kinds = [kind for kind, _, _ in captured]
             if kinds.count("count") != 1 or kinds.count("page") > 1:
-                print(f"note: {label}: the service sent {kinds}; the raw apps replay them as "
-                      "they are (count = the first count statement's value)", flush=True)
+                print(
+                    f"note: {label}: the service sent {kinds}; the raw apps replay them as "
+                    "they are (count = the first count statement's value)",
+                    flush=True,
+                )
             statements[query] = list(captured)
         if run_on_driver is not None:
             driver._run_on_driver = run_on_driver  # type: ignore[attr-defined]
@@ -273,8 +315,9 @@ async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
         checked = [(OPERATOR, q) for q in CHECKED] if check else []
         checked += [(key, q) for key, qs in CHECKED_AS.items() for q in qs] if check else []
         for key, query in checked:
-            r = await client.get(PATH + (f"?{query}" if query else ""),
-                                 headers={"Authorization": f"apikey {key}"})
+            r = await client.get(
+                PATH + (f"?{query}" if query else ""), headers={"Authorization": f"apikey {key}"}
+            )
             if r.status_code != 200:
                 raise SystemExit(f"{key} {query}: {r.status_code} {r.text}")
             answers[key, query] = r.json()
@@ -310,18 +353,21 @@ def check_answers(name: str, port: int, answers: dict[tuple[str, str], Any]) -> 
     wrong = []
     with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=120) as client:
         for (key, query), expected in answers.items():
-            r = client.get(PATH + (f"?{query}" if query else ""),
-                           headers={"Authorization": f"apikey {key}"})
+            r = client.get(
+                PATH + (f"?{query}" if query else ""), headers={"Authorization": f"apikey {key}"}
+            )
             if r.status_code != 200 or _comparable(r.json()) != _comparable(expected):
                 got = r.json() if r.status_code == 200 else r.text
-                wrong.append(f"{key} ?{query}: {r.status_code}, count "
-                             f"{got.get('count') if isinstance(got, dict) else got} against "
-                             f"{expected['count']}")
+                wrong.append(
+                    f"{key} ?{query}: {r.status_code}, count "
+                    f"{got.get('count') if isinstance(got, dict) else got} against "
+                    f"{expected['count']}"
+                )
     if wrong:
-        raise SystemExit(f"{name}: the obvious peer's answers differ from the service's:\n"
-                         + "\n".join(wrong))
-    print(f"{name}: the obvious peer answered as the service on {len(answers)} queries",
-          flush=True)
+        raise SystemExit(
+            f"{name}: the obvious peer's answers differ from the service's:\n" + "\n".join(wrong)
+        )
+    print(f"{name}: the obvious peer answered as the service on {len(answers)} queries", flush=True)
 
 
 # --- processes ---
@@ -339,11 +385,13 @@ def _pinned(cpu: int | None) -> Any:
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
-def start(argv: list[str], env: dict[str, str], log: Path, port: int,
-          cpu: int | None = None) -> subprocess.Popen[bytes]:
+def start(
+    argv: list[str], env: dict[str, str], log: Path, port: int, cpu: int | None = None
+) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                cwd=ROOT, preexec_fn=_pinned(cpu))
+        proc = subprocess.Popen(
+            argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, preexec_fn=_pinned(cpu)
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -371,16 +419,26 @@ def service_env(url: str, tmp: Path) -> dict[str, str]:
     # The cloudadmin this interpreter imports (PYTHONPATH, then the installed one) is the
     # one measured: its directory goes first on the children's path, whatever their cwd.
     path = os.pathsep.join(p for p in (str(CLOUDADMIN_SRC), os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": path,
-            "CLOUDADMIN_DATABASE_URL": url, "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
-            "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_RUN_DISPATCHER": "false",
-            "CLOUDADMIN_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "CLOUDADMIN_DATABASE_URL": url,
+        "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
+        "CLOUDADMIN_DATA_DIR": str(tmp),
+        "CLOUDADMIN_RUN_DISPATCHER": "false",
+        "CLOUDADMIN_LOG_LEVEL": "WARNING",
+    }
 
 
 def load(url: str, document: Path, tmp: Path) -> float:
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "cloudadmin", "load", str(document)],
-                          env=service_env(url, tmp), capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "cloudadmin", "load", str(document)],
+        env=service_env(url, tmp),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if done.returncode != 0:
         raise SystemExit(f"cloudadmin load failed:\n{done.stdout}\n{done.stderr}")
     return time.perf_counter() - t0
@@ -404,9 +462,15 @@ def _pin_load_generator(cpu: int | None) -> None:
         os.sched_setaffinity(0, {cpu})
 
 
-def measure_app(pool: concurrent.futures.Executor, port: int, targets: list[tuple[str, str]],
-                levels: list[int], seconds: float, headers: dict[str, str], warmup: float
-                ) -> dict[tuple[str, int], Result]:
+def measure_app(
+    pool: concurrent.futures.Executor,
+    port: int,
+    targets: list[tuple[str, str]],
+    levels: list[int],
+    seconds: float,
+    headers: dict[str, str],
+    warmup: float,
+) -> dict[tuple[str, int], Result]:
     out: dict[tuple[str, int], Result] = {}
     for label, target in targets:
         if warmup:
@@ -427,10 +491,12 @@ class Point:
 
 
 def median_point(rounds: list[Result]) -> Point:
-    return Point(statistics.median(r.rate for r in rounds),
-                 statistics.median(r.percentile(0.5) for r in rounds),
-                 statistics.median(r.percentile(0.99) for r in rounds),
-                 sum(r.errors for r in rounds))
+    return Point(
+        statistics.median(r.rate for r in rounds),
+        statistics.median(r.percentile(0.5) for r in rounds),
+        statistics.median(r.percentile(0.99) for r in rounds),
+        sum(r.errors for r in rounds),
+    )
 
 
 def _fmt(x: float) -> str:
@@ -439,9 +505,14 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
 
 
-def report(name: str, targets: list[tuple[str, str]], levels: list[int],
-           results: dict[str, dict[tuple[str, int], list[Result]]], counts: dict[str, int],
-           peers: list[str]) -> None:
+def report(
+    name: str,
+    targets: list[tuple[str, str]],
+    levels: list[int],
+    results: dict[str, dict[tuple[str, int], list[Result]]],
+    counts: dict[str, int],
+    peers: list[str],
+) -> None:
     """Per app and query: req/s p50 p99 and the service's ratio to it (detail lines), then
     the summary as a Markdown table."""
     apps = list(results)
@@ -466,15 +537,19 @@ def report(name: str, targets: list[tuple[str, str]], levels: list[int],
                 if r.errors:
                     errors.append(f"{app} {r.errors} non-200")
             count = counts.get(query, "") if target.startswith(PATH) else ""
-            print(f"{line} | {count}{'  ERRORS ' + ', '.join(errors) if errors else ''}",
-                  flush=True)
+            print(
+                f"{line} | {count}{'  ERRORS ' + ', '.join(errors) if errors else ''}", flush=True
+            )
     rounds = len(next(iter(results["service"].values())))
-    print(f"{name}: p50/p99 in ms, the median of {rounds} round(s); ratio = service req/s / "
-          "that app's req/s; raw read = the service's count + page statements only, raw all "
-          "= every statement of the service's request (the same-SQL ceiling), raw nolog = raw all "
-          "without the log INSERT, obvious = "
-          "bench/obvious_addendums_app.py, obvious+log = the same with one activity-log "
-          "INSERT committed per request", flush=True)
+    print(
+        f"{name}: p50/p99 in ms, the median of {rounds} round(s); ratio = service req/s / "
+        "that app's req/s; raw read = the service's count + page statements only, raw all "
+        "= every statement of the service's request (the same-SQL ceiling), raw nolog = raw all "
+        "without the log INSERT, obvious = "
+        "bench/obvious_addendums_app.py, obvious+log = the same with one activity-log "
+        "INSERT committed per request",
+        flush=True,
+    )
     # The summary: every peer named in the columns, "n/a" where it did not run.
     cols = "".join(f" {peer} req/s | ÷ {peer} |" for peer in peers)
     print(f"\n| query | conns | cloudadmin req/s | p50 ms | p99 ms |{cols} count |")
@@ -495,24 +570,36 @@ def report(name: str, targets: list[tuple[str, str]], levels: list[int],
     print(flush=True)
 
 
-def run_database(name: str, url: str, document: Path | None, args: argparse.Namespace,
-                 pool: concurrent.futures.Executor, tmp: Path) -> None:
+def run_database(
+    name: str,
+    url: str,
+    document: Path | None,
+    args: argparse.Namespace,
+    pool: concurrent.futures.Executor,
+    tmp: Path,
+) -> None:
     if document is not None:
         loaded = load(url, document, tmp)
-        print(f"{name}: loaded {args.rows} addendums with `cloudadmin load` in {loaded:.1f} s",
-              flush=True)
+        print(
+            f"{name}: loaded {args.rows} addendums with `cloudadmin load` in {loaded:.1f} s",
+            flush=True,
+        )
         if url.startswith("postgresql"):
             asyncio.run(vacuum(url))
     else:
         # Brought up to this code's schema first: the SQL is recorded before serve starts.
-        subprocess.run([sys.executable, "-m", "cloudadmin", "migrate"], env=service_env(url, tmp),
-                       check=True, capture_output=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "cloudadmin", "migrate"],
+            env=service_env(url, tmp),
+            check=True,
+            capture_output=True,
+            cwd=ROOT,
+        )
     postgres = url.startswith("postgresql")
     obvious = args.obvious if postgres else []
     recorded = asyncio.run(record_sql(url, tmp, check=bool(obvious) and args.check))
     if document is None:
-        print(f"{name}: using the loaded database as it is ({recorded.rows} addendums)",
-              flush=True)
+        print(f"{name}: using the loaded database as it is ({recorded.rows} addendums)", flush=True)
     queries = recorded.queries
     if args.queries:
         words = args.queries.split(",")
@@ -526,35 +613,78 @@ def run_database(name: str, url: str, document: Path | None, args: argparse.Name
     server_cpu = args.pin[0] if args.pin else None
 
     apps: dict[str, tuple[list[str], dict[str, str]]] = {
-        "service": ([sys.executable, "-m", "cloudadmin", "serve", "--workers", "1",
-                     "--host", HOST, "--port", "{port}"], service_env(url, tmp)),
+        "service": (
+            [
+                sys.executable,
+                "-m",
+                "cloudadmin",
+                "serve",
+                "--workers",
+                "1",
+                "--host",
+                HOST,
+                "--port",
+                "{port}",
+            ],
+            service_env(url, tmp),
+        ),
     }
-    uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(BENCH), "--workers", "1",
-               "--host", HOST, "--port", "{port}", "--log-level", "warning", "--no-access-log"]
+    uvicorn = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--app-dir",
+        str(BENCH),
+        "--workers",
+        "1",
+        "--host",
+        HOST,
+        "--port",
+        "{port}",
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     for mode in args.raw:
-        apps[f"raw {mode}"] = (uvicorn + ["raw_addendums_app:app"], {
-            **os.environ, "RAW_ADDENDUMS_DATABASE_URL": url,
-            "RAW_ADDENDUMS_SQL": str(sql_file), "RAW_ADDENDUMS_MODE": mode})
+        apps[f"raw {mode}"] = (
+            uvicorn + ["raw_addendums_app:app"],
+            {
+                **os.environ,
+                "RAW_ADDENDUMS_DATABASE_URL": url,
+                "RAW_ADDENDUMS_SQL": str(sql_file),
+                "RAW_ADDENDUMS_MODE": mode,
+            },
+        )
     for mode in obvious:
         apps["obvious" + ("+log" if mode == "log" else "")] = (
-            uvicorn + ["obvious_addendums_app:app"], {
-                **os.environ, "OBVIOUS_ADDENDUMS_DATABASE_URL": url,
-                "OBVIOUS_ADDENDUMS_LOG": "1" if mode == "log" else "0"})
+            uvicorn + ["obvious_addendums_app:app"],
+            {
+                **os.environ,
+                "OBVIOUS_ADDENDUMS_DATABASE_URL": url,
+                "OBVIOUS_ADDENDUMS_LOG": "1" if mode == "log" else "0",
+            },
+        )
 
     results: dict[str, dict[tuple[str, int], list[Result]]] = {app: {} for app in apps}
     for round_ in range(args.rounds):
         if args.rounds > 1:
-            print(f"{name}: round {round_ + 1} of {args.rounds}, load {os.getloadavg()[0]:.2f}",
-                  flush=True)
+            print(
+                f"{name}: round {round_ + 1} of {args.rounds}, load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
         for app, (argv, env) in apps.items():
             port = free_port()
-            proc = start([a.replace("{port}", str(port)) for a in argv], env,
-                         tmp / f"{name}-{app.replace(' ', '-')}.log", port, server_cpu)
+            proc = start(
+                [a.replace("{port}", str(port)) for a in argv],
+                env,
+                tmp / f"{name}-{app.replace(' ', '-')}.log",
+                port,
+                server_cpu,
+            )
             try:
                 if app == "obvious" and round_ == 0 and args.check:
                     check_answers(name, port, recorded.answers)
-                got = measure_app(pool, port, targets, levels, args.seconds, headers,
-                                  args.warmup)
+                got = measure_app(pool, port, targets, levels, args.seconds, headers, args.warmup)
             finally:
                 stop(proc)
             for key, result in got.items():
@@ -565,44 +695,77 @@ def run_database(name: str, url: str, document: Path | None, args: argparse.Name
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--accounts", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0, help="per measurement")
-    parser.add_argument("--connections", default="8,64",
-                        help="concurrent connections, comma-separated (default 8,64)")
-    parser.add_argument("--warmup", type=float, default=0.5,
-                        help="seconds of load before each query's measurements")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="measure every app this many times, one after the other, and "
-                             "report the medians (default 1)")
-    parser.add_argument("--raw", help="same-SQL apps to measure, comma-separated: read, "
-                                      "all, nolog (all but the log INSERT) (default read,all; "
-                                      "read with --smoke; none)")
-    parser.add_argument("--obvious", help="obvious-SQL peers to measure on PostgreSQL: plain, "
-                                          "log (one activity-log INSERT committed per "
-                                          "request) or plain,log (default plain; none)")
-    parser.add_argument("--no-check", dest="check", action="store_false",
-                        help="skip checking the obvious peer's answers against the "
-                             "service's (the mix plus every filter and ordering)")
-    parser.add_argument("--pin", default="0,1",
-                        help="CPUs for the server under test and for the load generator "
-                             "(default 0,1; none: no pinning; ignored with fewer than 2 CPUs)")
+    parser.add_argument(
+        "--connections",
+        default="8,64",
+        help="concurrent connections, comma-separated (default 8,64)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=0.5, help="seconds of load before each query's measurements"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every app this many times, one after the other, and "
+        "report the medians (default 1)",
+    )
+    parser.add_argument(
+        "--raw",
+        help="same-SQL apps to measure, comma-separated: read, "
+        "all, nolog (all but the log INSERT) (default read,all; "
+        "read with --smoke; none)",
+    )
+    parser.add_argument(
+        "--obvious",
+        help="obvious-SQL peers to measure on PostgreSQL: plain, "
+        "log (one activity-log INSERT committed per "
+        "request) or plain,log (default plain; none)",
+    )
+    parser.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="skip checking the obvious peer's answers against the "
+        "service's (the mix plus every filter and ordering)",
+    )
+    parser.add_argument(
+        "--pin",
+        default="0,1",
+        help="CPUs for the server under test and for the load generator "
+        "(default 0,1; none: no pinning; ignored with fewer than 2 CPUs)",
+    )
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
-    parser.add_argument("--queries", help="measure only the queries whose label contains one "
-                                          "of these words, comma-separated (e.g. created,client)")
-    parser.add_argument("--database-url",
-                        help="measure a database already loaded with this benchmark's "
-                             "document (see --keep) instead of loading one")
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the database loaded by this run (PostgreSQL: not dropped; "
-                             "SQLite: a file outside the run's temporary directory) and print "
-                             "its URL, for --database-url")
-    parser.add_argument("--smoke", action="store_true",
-                        help="tiny run for CI: 2,000 rows, 0.5 s per measurement, raw read "
-                             "and obvious only, one database (PostgreSQL when it answers, "
-                             "else SQLite)")
+    parser.add_argument(
+        "--queries",
+        help="measure only the queries whose label contains one "
+        "of these words, comma-separated (e.g. created,client)",
+    )
+    parser.add_argument(
+        "--database-url",
+        help="measure a database already loaded with this benchmark's "
+        "document (see --keep) instead of loading one",
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the database loaded by this run (PostgreSQL: not dropped; "
+        "SQLite: a file outside the run's temporary directory) and print "
+        "its URL, for --database-url",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run for CI: 2,000 rows, 0.5 s per measurement, raw read "
+        "and obvious only, one database (PostgreSQL when it answers, "
+        "else SQLite)",
+    )
     args = parser.parse_args()
     base = postgres_base_url() if args.only != "sqlite" else None
     if args.smoke:
@@ -620,16 +783,26 @@ def main() -> None:
         args.obvious.insert(0, "plain")  # the check runs against the plain peer
     pins = [] if args.pin == "none" or (os.cpu_count() or 1) < 2 else args.pin.split(",")
     args.pin = [int(c) for c in pins] if len(pins) == 2 else None
-    print(f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; server "
-          f"on CPU {args.pin[0]}, load generator on CPU {args.pin[1]}" if args.pin else
-          f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; "
-          "no pinning", flush=True)
+    print(
+        f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; server "
+        f"on CPU {args.pin[0]}, load generator on CPU {args.pin[1]}"
+        if args.pin
+        else f"cloudadmin under test: {CLOUDADMIN_SRC / 'cloudadmin'}; load "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; "
+        "no pinning",
+        flush=True,
+    )
     context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory() as tmpdir, concurrent.futures.ProcessPoolExecutor(
-            1, mp_context=context, initializer=_pin_load_generator,
-            initargs=(args.pin[1] if args.pin else None,)) as pool:
+    with (
+        tempfile.TemporaryDirectory() as tmpdir,
+        concurrent.futures.ProcessPoolExecutor(
+            1,
+            mp_context=context,
+            initializer=_pin_load_generator,
+            initargs=(args.pin[1] if args.pin else None,),
+        ) as pool,
+    ):
         tmp = Path(tmpdir)
         if args.database_url:
             name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
@@ -639,17 +812,21 @@ def main() -> None:
         t0 = time.perf_counter()
         with open(document, "w", encoding="utf-8") as out:
             write(args.rows, args.accounts, 1, out)
-        print(f"generated {args.rows} addendums over {args.accounts} accounts in "
-              f"{time.perf_counter() - t0:.1f} s; {args.seconds:g} s per measurement, "
-              f"connections {args.connections}; load generator in its own process", flush=True)
+        print(
+            f"generated {args.rows} addendums over {args.accounts} accounts in "
+            f"{time.perf_counter() - t0:.1f} s; {args.seconds:g} s per measurement, "
+            f"connections {args.connections}; load generator in its own process",
+            flush=True,
+        )
         if args.only != "postgresql":
             (tmp / "sqlite").mkdir()
             where = Path(tempfile.mkdtemp(prefix="bench-addendums-")) if args.keep else tmp
             sqlite_url = f"sqlite+aiosqlite:///{where}/bench.db"
             run_database("sqlite", sqlite_url, document, args, pool, tmp / "sqlite")
             if args.keep:
-                print(f"sqlite: kept; measure it again with --database-url {sqlite_url}",
-                      flush=True)
+                print(
+                    f"sqlite: kept; measure it again with --database-url {sqlite_url}", flush=True
+                )
         if args.only == "sqlite":
             return
         if base is None:
@@ -661,8 +838,7 @@ def main() -> None:
             run_database("postgresql", url, document, args, pool, tmp / "postgresql")
         finally:
             if args.keep:
-                print(f"postgresql: kept; measure it again with --database-url {url}",
-                      flush=True)
+                print(f"postgresql: kept; measure it again with --database-url {url}", flush=True)
             else:
                 asyncio.run(drop_pg_database(base, url))
 

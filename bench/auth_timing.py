@@ -32,8 +32,10 @@ PATH = "/cloud/v1/users"
 
 
 async def medians(base: str, known_id: str, pairs: int) -> tuple[float, float]:
-    headers = {"unknown": "apikey 99999999_wrong-secret",
-               "wrong": f"apikey {known_id}_wrong-secret"}
+    headers = {
+        "unknown": "apikey 99999999_wrong-secret",
+        "wrong": f"apikey {known_id}_wrong-secret",
+    }
     times: dict[str, list[float]] = {"unknown": [], "wrong": []}
     shuffle = random.Random(1).shuffle
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
@@ -53,18 +55,27 @@ async def medians(base: str, known_id: str, pairs: int) -> tuple[float, float]:
 
 def run(name: str, database_url: str | None, pairs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"CLOUDADMIN_DATA_DIR": tmp, "CLOUDADMIN_SECRET_KEY": "bench-auth-timing",
-               "CLOUDADMIN_AUTH_FAILURE_LIMIT": "100000000/minute",
-               "CLOUDADMIN_RUN_DISPATCHER": "false", "CLOUDADMIN_LOG_LEVEL": "WARNING"}
+        env = {
+            "CLOUDADMIN_DATA_DIR": tmp,
+            "CLOUDADMIN_SECRET_KEY": "bench-auth-timing",
+            "CLOUDADMIN_AUTH_FAILURE_LIMIT": "100000000/minute",
+            "CLOUDADMIN_RUN_DISPATCHER": "false",
+            "CLOUDADMIN_LOG_LEVEL": "WARNING",
+        }
         if database_url:
             env["CLOUDADMIN_DATABASE_URL"] = database_url
         log = Path(tmp) / "server.log"
         with served(env, log, demo=True) as base:
-            known_id = next(line.split()[1].split("_")[0] for line in log.read_text().splitlines()
-                            if line.strip().startswith("reseller "))
+            known_id = next(
+                line.split()[1].split("_")[0]
+                for line in log.read_text().splitlines()
+                if line.strip().startswith("reseller ")
+            )
             unknown, wrong = asyncio.run(medians(base, known_id, pairs))
-    print(f"{name:<10} median 401: unknown id {unknown * 1000:6.2f} ms   "
-          f"wrong secret {wrong * 1000:6.2f} ms   ({pairs} pairs)")
+    print(
+        f"{name:<10} median 401: unknown id {unknown * 1000:6.2f} ms   "
+        f"wrong secret {wrong * 1000:6.2f} ms   ({pairs} pairs)"
+    )
 
 
 def main() -> None:

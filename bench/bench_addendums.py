@@ -53,8 +53,7 @@ def mix(doc: dict[str, Any], rows: int) -> list[tuple[str, str, str]]:
         ("by client (typical)", OPERATOR, f"client_id={typical}"),
         ("by client (largest)", OPERATOR, f"client_id={heaviest}"),
         ("status+product", OPERATOR, "status=active&product_id=1"),
-        ("status+product -created_at", OPERATOR,
-         "status=active&product_id=1&ordering=-created_at"),
+        ("status+product -created_at", OPERATOR, "status=active&product_id=1&ordering=-created_at"),
         ("created in a month", OPERATOR, "created_after=2022-01-01&created_before=2022-02-01"),
         ("active_at an instant", OPERATOR, "active_at=2022-06-01T00:00:00Z"),
         ("plan_name search", OPERATOR, "plan_name=gr%C3%B6sse"),
@@ -75,8 +74,7 @@ def how_counted(query: str, token: str) -> str:
     return "counters"
 
 
-async def measure(client: httpx.AsyncClient, label: str, token: str, query: str,
-                  n: int) -> None:
+async def measure(client: httpx.AsyncClient, label: str, token: str, query: str, n: int) -> None:
     headers = {"Authorization": f"apikey {token}"}
     url = "/billing/org/v1/addendums" + (f"?{query}" if query else "")
     r = await client.get(url, headers=headers)  # warm caches and plans
@@ -91,8 +89,11 @@ async def measure(client: httpx.AsyncClient, label: str, token: str, query: str,
     timings.sort()
     p50 = statistics.median(timings) * 1000
     p99 = timings[max(int(len(timings) * 0.99) - 1, 0)] * 1000
-    print(f"  {label:<30} {n / sum(timings):7.0f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms"
-          f"  count {count:>8} ({how_counted(query, token)})", flush=True)
+    print(
+        f"  {label:<30} {n / sum(timings):7.0f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms"
+        f"  count {count:>8} ({how_counted(query, token)})",
+        flush=True,
+    )
 
 
 async def run(url: str, label: str, doc: dict[str, Any], rows: int, requests: int) -> None:
@@ -102,9 +103,12 @@ async def run(url: str, label: str, doc: dict[str, Any], rows: int, requests: in
         t0 = time.perf_counter()
         await load_into(settings, doc)
         loaded = time.perf_counter() - t0
-        print(f"{label}: loaded {rows} addendums over {len(doc['clients'])} accounts in "
-              f"{loaded:.1f} s ({rows / max(loaded, 1e-9):,.0f} addendums/s); "
-              f"{requests} requests per query", flush=True)
+        print(
+            f"{label}: loaded {rows} addendums over {len(doc['clients'])} accounts in "
+            f"{loaded:.1f} s ({rows / max(loaded, 1e-9):,.0f} addendums/s); "
+            f"{requests} requests per query",
+            flush=True,
+        )
         app = create_app(settings)
         if url.startswith("postgresql"):  # the state autovacuum reaches after a bulk load
             async with app_state(app).engine.connect() as conn:
@@ -118,8 +122,9 @@ async def run(url: str, label: str, doc: dict[str, Any], rows: int, requests: in
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--accounts", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=100)
@@ -133,8 +138,9 @@ async def main() -> None:
     print(f"generated {args.rows} addendums in {time.perf_counter() - t0:.1f} s", flush=True)
     if args.only != "postgresql":
         with tempfile.TemporaryDirectory() as tmp:
-            await run(f"sqlite+aiosqlite:///{tmp}/bench.db", "sqlite", doc, args.rows,
-                      args.requests)
+            await run(
+                f"sqlite+aiosqlite:///{tmp}/bench.db", "sqlite", doc, args.rows, args.requests
+            )
     if args.only == "sqlite":
         return
     base = postgres_base_url()

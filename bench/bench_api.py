@@ -36,23 +36,40 @@ SECRET = "bench-secret"
 
 async def seed(app, log_rows: int) -> str:  # type: ignore[no-untyped-def]
     async with app_state(app).sessionmaker() as s:
-        s.add_all([
-            Client(id=1, email="r@example.com", company_name="Reseller", client_type="reseller"),
-            User(id=1, email="u@example.com", client_id=1),
-            ApiKey(id=1, user_id=1, secret_hash=hash_api_secret(1, SECRET)),
-            Seller(email="s@example.com", full_name="S", reseller_id=1, company="R"),
-        ])
+        s.add_all(
+            [
+                Client(
+                    id=1, email="r@example.com", company_name="Reseller", client_type="reseller"
+                ),
+                User(id=1, email="u@example.com", client_id=1),
+                ApiKey(id=1, user_id=1, secret_hash=hash_api_secret(1, SECRET)),
+                Seller(email="s@example.com", full_name="S", reseller_id=1, company="R"),
+            ]
+        )
         await s.flush()
         await s.execute(insert(user_groups), [{"user_id": 1, "group_id": 1}])
         now = utcnow()
         batch = []
         for i in range(log_rows):
-            batch.append(dict(
-                actions="get_seller", data="", user_email="u@example.com",
-                client_id=1 + (i % 50 != 0) * (i % 997 + 2), token_id=1, user_id=1,
-                requested_at=now - timedelta(seconds=log_rows - i), path="/iam/admin/sellers/1",
-                remote_ip_address="127.0.0.1", host="bench", method="GET", query_params="",
-                status_code=200 if i % 10 else 404, reverted=i % 10 == 0, request_id="b"))
+            batch.append(
+                dict(
+                    actions="get_seller",
+                    data="",
+                    user_email="u@example.com",
+                    client_id=1 + (i % 50 != 0) * (i % 997 + 2),
+                    token_id=1,
+                    user_id=1,
+                    requested_at=now - timedelta(seconds=log_rows - i),
+                    path="/iam/admin/sellers/1",
+                    remote_ip_address="127.0.0.1",
+                    host="bench",
+                    method="GET",
+                    query_params="",
+                    status_code=200 if i % 10 else 404,
+                    reverted=i % 10 == 0,
+                    request_id="b",
+                )
+            )
             if len(batch) == 10_000:
                 await s.execute(insert(ActivityLogEntry), batch)
                 batch = []
@@ -83,18 +100,40 @@ async def run(url: str, label: str, requests: int, log_rows: int) -> None:
         app = create_app(Settings(database_url=url, secret_key="bench", data_dir=Path(tmp)))
         token = await seed(app, log_rows)
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                     headers={"Authorization": f"apikey {token}"}) as c:
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://bench",
+            headers={"Authorization": f"apikey {token}"},
+        ) as c:
             print(f"{label}: {log_rows} activity log rows, {requests} requests per operation")
-            await measure(c, "GET /iam/admin/sellers/1", requests,
-                          lambda i: ("GET", "/iam/admin/sellers/1", None))
-            await measure(c, "POST /iam/admin/sellers", requests,
-                          lambda i: ("POST", "/iam/admin/sellers",
-                                     {"email": f"b{i}@example.com", "full_name": "B"}))
-            await measure(c, "GET activity_log (limit 25)", requests,
-                          lambda i: ("GET", "/iam/activity_log/requests?limit=25", None))
-            await measure(c, "GET activity_log status_code=4", requests,
-                          lambda i: ("GET", "/iam/activity_log/requests?status_code=4", None))
+            await measure(
+                c,
+                "GET /iam/admin/sellers/1",
+                requests,
+                lambda i: ("GET", "/iam/admin/sellers/1", None),
+            )
+            await measure(
+                c,
+                "POST /iam/admin/sellers",
+                requests,
+                lambda i: (
+                    "POST",
+                    "/iam/admin/sellers",
+                    {"email": f"b{i}@example.com", "full_name": "B"},
+                ),
+            )
+            await measure(
+                c,
+                "GET activity_log (limit 25)",
+                requests,
+                lambda i: ("GET", "/iam/activity_log/requests?limit=25", None),
+            )
+            await measure(
+                c,
+                "GET activity_log status_code=4",
+                requests,
+                lambda i: ("GET", "/iam/activity_log/requests?status_code=4", None),
+            )
         await app_state(app).engine.dispose()
 
 

@@ -52,8 +52,14 @@ OUTBOUND_ALLOW = "127.0.0.0/8,::1"
 
 async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
     await asyncio.to_thread(upgrade, url)
-    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp,
-                              outbound_allow=OUTBOUND_ALLOW.split(",")))
+    app = create_app(
+        Settings(
+            database_url=url,
+            secret_key=SECRET_KEY,
+            data_dir=tmp,
+            outbound_allow=OUTBOUND_ALLOW.split(","),
+        )
+    )
     connection = await aio_pika.connect_robust(RABBIT)
     channel = await connection.channel()
     queue = await channel.declare_queue(exclusive=True)
@@ -62,21 +68,34 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
         now = utcnow()
         for i in range(1, subs + 1):
             s.add(Client(id=i, email=f"c{i}@example.com", company_name=f"C{i}"))
-            s.add(AmqpSubscription(id=i, client_id=i, exchange=None, routing_key=queue.name,
-                                   connection_string_encrypted=app_state(app).secret_box
-                                   .encrypt(RABBIT)))
+            s.add(
+                AmqpSubscription(
+                    id=i,
+                    client_id=i,
+                    exchange=None,
+                    routing_key=queue.name,
+                    connection_string_encrypted=app_state(app).secret_box.encrypt(RABBIT),
+                )
+            )
         await s.flush()
         rows, deliveries = [], []
         for n in range(1, events + 1):
-            rows.append({"id": n, "event_id": f"00000000-0000-4000-8000-{n:012d}",
-                         "client_id": 1 + n % subs, "reseller_id": None,
-                         "body": {"n": n, "action_type": "update", "api_group": "bench"},
-                         "created_at": now})
-            deliveries.append({"id": n, "event_id": n, "subscription_id": 1 + n % subs,
-                               "delivered": False})
+            rows.append(
+                {
+                    "id": n,
+                    "event_id": f"00000000-0000-4000-8000-{n:012d}",
+                    "client_id": 1 + n % subs,
+                    "reseller_id": None,
+                    "body": {"n": n, "action_type": "update", "api_group": "bench"},
+                    "created_at": now,
+                }
+            )
+            deliveries.append(
+                {"id": n, "event_id": n, "subscription_id": 1 + n % subs, "delivered": False}
+            )
         for start in range(0, events, 5000):
-            await s.execute(insert(UserActionEvent), rows[start:start + 5000])
-            await s.execute(insert(EventDelivery), deliveries[start:start + 5000])
+            await s.execute(insert(UserActionEvent), rows[start : start + 5000])
+            await s.execute(insert(EventDelivery), deliveries[start : start + 5000])
         await s.commit()
     await app_state(app).engine.dispose()
     received = 0
@@ -89,12 +108,20 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
             done.set()
 
     await queue.consume(on_message, no_ack=True)
-    env = {**os.environ, "CLOUDADMIN_DATABASE_URL": url, "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
-           "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.05",
-           "CLOUDADMIN_LOG_LEVEL": "WARNING", "CLOUDADMIN_OUTBOUND_ALLOW": OUTBOUND_ALLOW}
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": url,
+        "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
+        "CLOUDADMIN_DATA_DIR": str(tmp),
+        "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.05",
+        "CLOUDADMIN_LOG_LEVEL": "WARNING",
+        "CLOUDADMIN_OUTBOUND_ALLOW": OUTBOUND_ALLOW,
+    }
     started = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env)  # noqa: ASYNC220
-             for _ in range(workers)]
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env)  # noqa: ASYNC220
+        for _ in range(workers)
+    ]
     try:
         await asyncio.wait_for(done.wait(), 600)
         elapsed = time.perf_counter() - started
@@ -109,26 +136,40 @@ async def throughput(url: str, events: int, workers: int, tmp: Path) -> float:
 
 async def patch_latency(url: str, patches: int, tmp: Path, subscribed: bool) -> float:
     await asyncio.to_thread(upgrade, url)
-    app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp,
-                              outbound_allow=OUTBOUND_ALLOW.split(",")))
+    app = create_app(
+        Settings(
+            database_url=url,
+            secret_key=SECRET_KEY,
+            data_dir=tmp,
+            outbound_allow=OUTBOUND_ALLOW.split(","),
+        )
+    )
     async with app_state(app).sessionmaker() as s:
         s.add(Client(id=900, email="r@example.com", company_name="R", client_type="reseller"))
         s.add(User(id=900, email="u@example.com", client_id=900))
         s.add(ApiKey(id=900, user_id=900, secret_hash=hash_api_secret(900, "k")))
         s.add(Seller(id=900, email="s@example.com", full_name="S", reseller_id=900, company="R"))
         if subscribed:
-            s.add(AmqpSubscription(id=900, client_id=900, exchange=None, routing_key="x",
-                                   connection_string_encrypted=app_state(app).secret_box
-                                   .encrypt(RABBIT)))
+            s.add(
+                AmqpSubscription(
+                    id=900,
+                    client_id=900,
+                    exchange=None,
+                    routing_key="x",
+                    connection_string_encrypted=app_state(app).secret_box.encrypt(RABBIT),
+                )
+            )
         await s.commit()
     timings = []
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                 headers={"Authorization": "apikey 900_k"}) as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://bench", headers={"Authorization": "apikey 900_k"}
+    ) as c:
         for i in range(patches):
             t0 = time.perf_counter()
-            r = await c.patch("/iam/admin/sellers/900",
-                              json={"email": "s@example.com", "full_name": f"S{i}"})
+            r = await c.patch(
+                "/iam/admin/sellers/900", json={"email": "s@example.com", "full_name": f"S{i}"}
+            )
             timings.append(time.perf_counter() - t0)
             assert r.status_code == 200, r.text
     await app_state(app).engine.dispose()
@@ -145,8 +186,10 @@ async def main() -> None:
         args.events, args.patches = 200, 10
     base = postgres_base_url()
     with tempfile.TemporaryDirectory() as tmp:
-        for label, make_url in [("sqlite", lambda n: f"sqlite+aiosqlite:///{tmp}/{n}.db"),
-                                ("postgresql", None)]:
+        for label, make_url in [
+            ("sqlite", lambda n: f"sqlite+aiosqlite:///{tmp}/{n}.db"),
+            ("postgresql", None),
+        ]:
             if make_url is None and base is None:
                 print("postgresql: not reachable, skipped")
                 continue
@@ -160,8 +203,10 @@ async def main() -> None:
                 finally:
                     if make_url is None:
                         await drop_pg_database(base, url)  # type: ignore[arg-type]
-                print(f"{label}: PATCH seller p50 {ms:6.2f} ms "
-                      f"({'with' if subscribed else 'without'} a subscription)")
+                print(
+                    f"{label}: PATCH seller p50 {ms:6.2f} ms "
+                    f"({'with' if subscribed else 'without'} a subscription)"
+                )
         if base is None:
             return
         for workers in (1, 2):
@@ -170,8 +215,10 @@ async def main() -> None:
                 rate = await throughput(url, args.events, workers, Path(tmp))
             finally:
                 await drop_pg_database(base, url)
-            print(f"postgresql: {args.events} events delivered by {workers} worker(s): "
-                  f"{rate:8.0f} events/s")
+            print(
+                f"postgresql: {args.events} events delivered by {workers} worker(s): "
+                f"{rate:8.0f} events/s"
+            )
 
 
 if __name__ == "__main__":

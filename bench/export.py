@@ -49,8 +49,12 @@ def database(kind: str, workdir: Path) -> Iterator[str]:
 def cli(env: dict[str, str], *args: str) -> tuple[float, int]:
     """Seconds taken and peak RSS (bytes) of one `cloudadmin` command; exits on failure."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudadmin", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -63,10 +67,15 @@ def measure(kind: str, rows: int, accounts: int) -> str:
     with tempfile.TemporaryDirectory(prefix="export-bench-") as tmp:
         workdir = Path(tmp)
         with database(kind, workdir) as url:
-            env = {**os.environ, "CLOUDADMIN_DATABASE_URL": url,
-                   "CLOUDADMIN_SECRET_KEY": "bench-export", "CLOUDADMIN_DATA_DIR": tmp,
-                   "PYTHONPATH": os.pathsep.join(
-                       [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+            env = {
+                **os.environ,
+                "CLOUDADMIN_DATABASE_URL": url,
+                "CLOUDADMIN_SECRET_KEY": "bench-export",
+                "CLOUDADMIN_DATA_DIR": tmp,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]
+                ),
+            }
             document = workdir / "in.json"
             with document.open("w", encoding="utf-8") as fh:
                 write(rows, accounts, 1, fh)
@@ -75,25 +84,29 @@ def measure(kind: str, rows: int, accounts: int) -> str:
             out = workdir / "out.json"
             seconds, peak = cli(env, "export", str(out))
             size = out.stat().st_size
-    return (f"{kind:<10} {rows:>10,} {load_seconds:>9.1f} {seconds:>10.1f} "
-            f"{rows / seconds:>12,.0f} {size / 1e6:>9.1f} {peak / 1e6:>10.0f}")
+    return (
+        f"{kind:<10} {rows:>10,} {load_seconds:>9.1f} {seconds:>10.1f} "
+        f"{rows / seconds:>12,.0f} {size / 1e6:>9.1f} {peak / 1e6:>10.0f}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", default="100000,1000000",
-                        help="comma-separated addendum counts")
-    parser.add_argument("--database", choices=["sqlite", "postgresql", "both"],
-                        default="sqlite")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", default="100000,1000000", help="comma-separated addendum counts")
+    parser.add_argument("--database", choices=["sqlite", "postgresql", "both"], default="sqlite")
     parser.add_argument("--accounts", type=int, default=10_000)
     parser.add_argument("--smoke", action="store_true", help="1,000 and 10,000 on SQLite")
     args = parser.parse_args()
     sizes = [1_000, 10_000] if args.smoke else [int(n) for n in args.rows.split(",")]
     accounts = 200 if args.smoke else args.accounts
     kinds = ["sqlite", "postgresql"] if args.database == "both" else [args.database]
-    print(f"{'database':<10} {'addendums':>10} {'load s':>9} {'export s':>10} "
-          f"{'addendums/s':>12} {'MB out':>9} {'peak RSS MB':>10}", flush=True)
+    print(
+        f"{'database':<10} {'addendums':>10} {'load s':>9} {'export s':>10} "
+        f"{'addendums/s':>12} {'MB out':>9} {'peak RSS MB':>10}",
+        flush=True,
+    )
     for kind in kinds:
         for rows in sizes:
             print(measure(kind, rows, accounts), flush=True)

@@ -54,8 +54,7 @@ CHECK_TITLES = {
     "response_schema_conformance": ("Response violates schema",),
 }
 # Least privileged first, the operator last (see the module's docstring).
-ORDER = ("client_member", "engineer", "other_client_admin", "client_admin", "reseller",
-         "operator")
+ORDER = ("client_member", "engineer", "other_client_admin", "client_admin", "reseller", "operator")
 
 
 @dataclass
@@ -77,17 +76,23 @@ def free_port() -> int:
 
 
 def service_env(url: str | None, data: Path) -> dict[str, str]:
-    env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(data), "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
-           "CLOUDADMIN_LOG_LEVEL": "WARNING", "CLOUDADMIN_RUN_DISPATCHER": "false",
-           # The fuzzer is one client sending thousands of requests.
-           "CLOUDADMIN_AUTH_FAILURE_LIMIT": "1000000/minute"}
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATA_DIR": str(data),
+        "CLOUDADMIN_SECRET_KEY": SECRET_KEY,
+        "CLOUDADMIN_LOG_LEVEL": "WARNING",
+        "CLOUDADMIN_RUN_DISPATCHER": "false",
+        # The fuzzer is one client sending thousands of requests.
+        "CLOUDADMIN_AUTH_FAILURE_LIMIT": "1000000/minute",
+    }
     env.pop("CLOUDADMIN_KEY_RATE_LIMIT", None)
     env.pop("CLOUDADMIN_DATABASE_URL", None)
     if url is not None:
         env["CLOUDADMIN_DATABASE_URL"] = url
     src = str(ROOT / "src")
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "") if env.get(
-        "PYTHONPATH") else src
+    env["PYTHONPATH"] = (
+        src + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else src
+    )
     return env
 
 
@@ -100,9 +105,20 @@ class Server:
         self.out = data / "server.out"
         self.log = data / "server.log"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudadmin", "serve", "--demo", "--host", HOST,
-             "--port", str(self.port)],
-            env=service_env(url, data), cwd=ROOT, stdout=self.out.open("w"),
+            [
+                sys.executable,
+                "-m",
+                "cloudadmin",
+                "serve",
+                "--demo",
+                "--host",
+                HOST,
+                "--port",
+                str(self.port),
+            ],
+            env=service_env(url, data),
+            cwd=ROOT,
+            stdout=self.out.open("w"),
             stderr=self.log.open("w"),
         )
         self.keys = self._wait()
@@ -142,20 +158,39 @@ class Server:
         return self.log.read_text()
 
 
-def schemathesis(base: str, key: str, args: argparse.Namespace, outcome: Outcome,
-                 phases: str | None) -> None:
+def schemathesis(
+    base: str, key: str, args: argparse.Namespace, outcome: Outcome, phases: str | None
+) -> None:
     cli = Path(sys.executable).parent / "schemathesis"
-    argv = [str(cli), "run", f"{base}/openapi.json", "--checks", ",".join(CHECKS),
-            "--max-examples", str(args.max_examples), "--seed", str(args.seed),
-            "--workers", "1", "--header", f"Authorization: apikey {key}",
-            "--no-color", "--request-timeout", "30"]
+    argv = [
+        str(cli),
+        "run",
+        f"{base}/openapi.json",
+        "--checks",
+        ",".join(CHECKS),
+        "--max-examples",
+        str(args.max_examples),
+        "--seed",
+        str(args.seed),
+        "--workers",
+        "1",
+        "--header",
+        f"Authorization: apikey {key}",
+        "--no-color",
+        "--request-timeout",
+        "30",
+    ]
     if phases:
         argv += ["--phases", phases]
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks",
-           "PYTHONPATH": str(BENCH) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "fuzz_hooks",
+        "PYTHONPATH": str(BENCH) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     t0 = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=args.timeout)
+    done = subprocess.run(
+        argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=args.timeout
+    )
     outcome.seconds = time.perf_counter() - t0
     text = done.stdout + done.stderr
     tested = re.search(r"Tested:\s+(\d+)", text)
@@ -164,8 +199,7 @@ def schemathesis(base: str, key: str, args: argparse.Namespace, outcome: Outcome
     outcome.cases = int(generated.group(1)) if generated else 0
     failures = text.partition("= FAILURES =")[2].partition("= WARNINGS =")[0]
     outcome.failures = {
-        check: sum(failures.count(f" {title}") for title in CHECK_TITLES[check])
-        for check in CHECKS
+        check: sum(failures.count(f" {title}") for title in CHECK_TITLES[check]) for check in CHECKS
     }
     outcome.ok = done.returncode == 0
     if not outcome.ok:
@@ -183,8 +217,9 @@ def phases_of(args: argparse.Namespace, database: int, kind: int) -> str | None:
     return "examples,fuzzing"
 
 
-def run_database(name: str, url: str | None, args: argparse.Namespace,
-                 data: Path, index: int) -> list[Outcome]:
+def run_database(
+    name: str, url: str | None, args: argparse.Namespace, data: Path, index: int
+) -> list[Outcome]:
     server = Server(url, data)
     outcomes = []
     try:
@@ -198,8 +233,16 @@ def run_database(name: str, url: str | None, args: argparse.Namespace,
             futures = {}
             for n, kind in enumerate(kinds):
                 outcome = Outcome(name, kind)
-                futures[pool.submit(schemathesis, server.base, server.keys[kind], args,
-                                    outcome, phases_of(args, index, n))] = outcome
+                futures[
+                    pool.submit(
+                        schemathesis,
+                        server.base,
+                        server.keys[kind],
+                        args,
+                        outcome,
+                        phases_of(args, index, n),
+                    )
+                ] = outcome
                 if args.parallel == 1:
                     futures_done(futures, outcomes)
             futures_done(futures, outcomes)
@@ -211,8 +254,9 @@ def run_database(name: str, url: str | None, args: argparse.Namespace,
     return outcomes
 
 
-def futures_done(futures: dict[concurrent.futures.Future[None], Outcome],
-                 outcomes: list[Outcome]) -> None:
+def futures_done(
+    futures: dict[concurrent.futures.Future[None], Outcome], outcomes: list[Outcome]
+) -> None:
     for future in concurrent.futures.as_completed(list(futures)):
         future.result()
         outcome = futures.pop(future)
@@ -223,32 +267,46 @@ def futures_done(futures: dict[concurrent.futures.Future[None], Outcome],
 def line(o: Outcome) -> str:
     fails = "  ".join(f"{o.failures.get(c, 0):>4}" for c in CHECKS)
     per_op = o.cases // o.operations if o.operations else 0
-    return (f"{o.database:<10} {o.kind:<19} {o.operations:>4} {o.cases:>8} {per_op:>7}  "
-            f"{fails}  {o.seconds:>7.1f}s  {'ok' if o.ok else 'FAILED'}")
+    return (
+        f"{o.database:<10} {o.kind:<19} {o.operations:>4} {o.cases:>8} {per_op:>7}  "
+        f"{fails}  {o.seconds:>7.1f}s  {'ok' if o.ok else 'FAILED'}"
+    )
 
 
 def header() -> str:
-    return (f"{'database':<10} {'kind':<19} {'ops':>4} {'cases':>8} {'per op':>7}  "
-            f"{'5xx':>4}  {'stat':>4}  {'schm':>4}  {'time':>8}\n"
-            "(failures: 5xx = not_a_server_error, stat = status_code_conformance, "
-            "schm = response_schema_conformance; unique failures)")
+    return (
+        f"{'database':<10} {'kind':<19} {'ops':>4} {'cases':>8} {'per op':>7}  "
+        f"{'5xx':>4}  {'stat':>4}  {'schm':>4}  {'time':>8}\n"
+        "(failures: 5xx = not_a_server_error, stat = status_code_conformance, "
+        "schm = response_schema_conformance; unique failures)"
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--database", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--max-examples", type=int, default=200,
-                        help="generated cases per operation and kind of caller (fuzzing)")
+    parser.add_argument(
+        "--max-examples",
+        type=int,
+        default=200,
+        help="generated cases per operation and kind of caller (fuzzing)",
+    )
     parser.add_argument("--kinds", help="comma-separated kinds of caller (default: all)")
     parser.add_argument("--phases", help="schemathesis phases (default: all of them)")
-    parser.add_argument("--parallel", type=int, default=2,
-                        help="kinds of caller fuzzed at once (one process each)")
+    parser.add_argument(
+        "--parallel", type=int, default=2, help="kinds of caller fuzzed at once (one process each)"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=6 * 3600,
-                        help="seconds one kind's run may take")
-    parser.add_argument("--smoke", action="store_true",
-                        help="CI's size: 10 examples, the coverage phase once per kind")
+    parser.add_argument(
+        "--timeout", type=float, default=6 * 3600, help="seconds one kind's run may take"
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI's size: 10 examples, the coverage phase once per kind",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.max_examples = 10

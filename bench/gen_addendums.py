@@ -30,8 +30,24 @@ PRODUCTS = {
 }  # fmt: skip
 PLAN_WORDS = ["Start", "Basic", "Pro", "Business", "Enterprise", "Premium", "Über", "Größe"]
 STATUSES = [("active", 55), ("stopped", 25), ("paused", 10), ("upcoming", 10)]
-COMPANY_WORDS = ["Acme", "Nordic", "Müller", "Żółw", "Café", "Straße", "Blue", "Data", "Σigma",
-                 "Hosting", "Media", "Games", "Labs", "Systems", "Cloud", "Shop"]
+COMPANY_WORDS = [
+    "Acme",
+    "Nordic",
+    "Müller",
+    "Żółw",
+    "Café",
+    "Straße",
+    "Blue",
+    "Data",
+    "Σigma",
+    "Hosting",
+    "Media",
+    "Games",
+    "Labs",
+    "Systems",
+    "Cloud",
+    "Shop",
+]
 EPOCH = datetime(2019, 1, 1, tzinfo=UTC)
 SPAN = timedelta(days=6 * 365)
 RESELLERS = 20
@@ -45,16 +61,30 @@ def _iso(t: datetime) -> str:
 def landscape(accounts: int, rng: random.Random) -> dict[str, Any]:
     resellers = list(range(2, 2 + RESELLERS))
     clients: list[dict[str, Any]] = [
-        {"id": OPERATOR_HOME, "email": "ops@operator.example", "companyName": "Operator",
-         "client_type": "reseller"},
+        {
+            "id": OPERATOR_HOME,
+            "email": "ops@operator.example",
+            "companyName": "Operator",
+            "client_type": "reseller",
+        },
     ]
     for rid in resellers:
-        clients.append({"id": rid, "email": f"r{rid}@reseller.example",
-                        "companyName": f"Reseller {rid} Hosting", "client_type": "reseller"})
+        clients.append(
+            {
+                "id": rid,
+                "email": f"r{rid}@reseller.example",
+                "companyName": f"Reseller {rid} Hosting",
+                "client_type": "reseller",
+            }
+        )
     for cid in range(2 + RESELLERS, accounts + 1):
         name = " ".join(rng.sample(COMPANY_WORDS, 2)) + f" {cid}"
-        record: dict[str, Any] = {"id": cid, "email": f"c{cid}@client.example",
-                                  "companyName": name, "client_type": "common"}
+        record: dict[str, Any] = {
+            "id": cid,
+            "email": f"c{cid}@client.example",
+            "companyName": name,
+            "client_type": "common",
+        }
         if rng.random() < 0.9:
             record["resellers"] = resellers[min(int(rng.expovariate(0.25)), RESELLERS - 1)]
         clients.append(record)
@@ -62,12 +92,26 @@ def landscape(accounts: int, rng: random.Random) -> dict[str, Any]:
     return {
         "clients": clients,
         "users": [
-            {"id": 1, "email": "root@operator.example", "client": OPERATOR_HOME,
-             "groups": ["Administrators"], "superuser": True},
-            {"id": 2, "email": "admin@reseller.example", "client": resellers[0],
-             "groups": ["Administrators"], "user_type": "reseller"},
-            {"id": 3, "email": "owner@client.example", "client": common,
-             "groups": ["Administrators"]},
+            {
+                "id": 1,
+                "email": "root@operator.example",
+                "client": OPERATOR_HOME,
+                "groups": ["Administrators"],
+                "superuser": True,
+            },
+            {
+                "id": 2,
+                "email": "admin@reseller.example",
+                "client": resellers[0],
+                "groups": ["Administrators"],
+                "user_type": "reseller",
+            },
+            {
+                "id": 3,
+                "email": "owner@client.example",
+                "client": common,
+                "groups": ["Administrators"],
+            },
         ],
         "api_keys": [
             {"id": 1, "user": 1, "key": "1_bench-operator"},
@@ -110,10 +154,16 @@ def addendums(n: int, doc: dict[str, Any], rng: random.Random) -> Iterator[dict[
             "status": status,
             "active_range": {"start": _iso(start), "end": _iso(end) if end else None},
             "created_at": _iso(created),
-            "currency": rng.choice([{"id": 1, "char_code": "USD", "symbol": "$"},
-                                    {"id": 2, "char_code": "EUR", "symbol": "€"}]),
-            "plan": {"id": pid * 100 + plan,
-                     "name": f"{pname} {PLAN_WORDS[(pid + plan) % len(PLAN_WORDS)]}"},
+            "currency": rng.choice(
+                [
+                    {"id": 1, "char_code": "USD", "symbol": "$"},
+                    {"id": 2, "char_code": "EUR", "symbol": "€"},
+                ]
+            ),
+            "plan": {
+                "id": pid * 100 + plan,
+                "name": f"{pname} {PLAN_WORDS[(pid + plan) % len(PLAN_WORDS)]}",
+            },
             "product": {"id": pid, "name": pname, "internal_name": internal},
         }
 
@@ -139,8 +189,9 @@ def write(n: int, accounts: int, seed: int, out: IO[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("n", type=int, help="number of addendums")
     parser.add_argument("--accounts", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)

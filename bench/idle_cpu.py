@@ -49,9 +49,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 def environment(tmp: Path, database_url: str | None, dispatcher: bool) -> dict[str, str]:
-    env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(tmp), "CLOUDADMIN_SECRET_KEY": "bench-idle",
-           "CLOUDADMIN_RUN_DISPATCHER": "true" if dispatcher else "false",
-           "CLOUDADMIN_OUTBOUND_ALLOW": OUTBOUND_ALLOW, "CLOUDADMIN_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATA_DIR": str(tmp),
+        "CLOUDADMIN_SECRET_KEY": "bench-idle",
+        "CLOUDADMIN_RUN_DISPATCHER": "true" if dispatcher else "false",
+        "CLOUDADMIN_OUTBOUND_ALLOW": OUTBOUND_ALLOW,
+        "CLOUDADMIN_LOG_LEVEL": "WARNING",
+    }
     env.pop("CLOUDADMIN_DATABASE_URL", None)
     if database_url:
         env["CLOUDADMIN_DATABASE_URL"] = database_url
@@ -63,14 +68,22 @@ def serving(env: dict[str, str], tmp: Path) -> Iterator[tuple[subprocess.Popen[b
     """A loaded, healthy `serve` (one process: uvicorn runs the app in it)."""
     doc = tmp / "landscape.json"
     doc.write_text(json.dumps(DOCUMENT))
-    loaded = subprocess.run([sys.executable, "-m", "cloudadmin", "load", str(doc)], env=env,
-                            capture_output=True, text=True, timeout=300)
+    loaded = subprocess.run(
+        [sys.executable, "-m", "cloudadmin", "load", str(doc)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if loaded.returncode != 0:
         raise SystemExit(loaded.stderr)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", "serve", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL,
-                            stderr=(tmp / "serve.log").open("w"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp / "serve.log").open("w"),
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(base, proc)
@@ -92,8 +105,9 @@ async def latencies(base: str, events: int, pause: float) -> list[float]:
     """Seconds from each change's answer to its message in the queue."""
     connection = await aio_pika.connect_robust(RABBIT)
     channel = await connection.channel()
-    exchange = await channel.declare_exchange(f"bench-{os.getpid()}",
-                                              aio_pika.ExchangeType.DIRECT, auto_delete=True)
+    exchange = await channel.declare_exchange(
+        f"bench-{os.getpid()}", aio_pika.ExchangeType.DIRECT, auto_delete=True
+    )
     queue = await channel.declare_queue(exclusive=True)
     await queue.bind(exchange, routing_key="user.actions")
     arrived: asyncio.Queue[float] = asyncio.Queue()
@@ -104,17 +118,25 @@ async def latencies(base: str, events: int, pause: float) -> list[float]:
     await queue.consume(on_message, no_ack=True)
     out = []
     try:
-        async with httpx.AsyncClient(base_url=base, headers={"Authorization": RESELLER_KEY},
-                                     timeout=30) as c:
-            r = await c.post("/cloud/v1/user_actions/subscribe_amqp", json={
-                "connection_string": RABBIT, "exchange": exchange.name,
-                "routing_key": "user.actions"})
+        async with httpx.AsyncClient(
+            base_url=base, headers={"Authorization": RESELLER_KEY}, timeout=30
+        ) as c:
+            r = await c.post(
+                "/cloud/v1/user_actions/subscribe_amqp",
+                json={
+                    "connection_string": RABBIT,
+                    "exchange": exchange.name,
+                    "routing_key": "user.actions",
+                },
+            )
             r.raise_for_status()
             await asyncio.wait_for(arrived.get(), 60)  # the subscription's own event
             for i in range(events):
                 await asyncio.sleep(pause)  # the dispatcher goes idle (and backs off)
-                r = await c.post("/iam/admin/sellers",
-                                 json={"email": f"s{i}@bench.example", "full_name": "Bench"})
+                r = await c.post(
+                    "/iam/admin/sellers",
+                    json={"email": f"s{i}@bench.example", "full_name": "Bench"},
+                )
                 r.raise_for_status()
                 committed = time.perf_counter()
                 out.append(await asyncio.wait_for(arrived.get(), 120) - committed)
@@ -143,16 +165,21 @@ def main() -> None:
                     env = environment(Path(tmp), url, dispatcher)
                     with serving(env, Path(tmp)) as (proc, base):
                         cpu = idle_cpu(proc.pid, args.seconds)
-                        print(f"{label:10} dispatcher {'on ' if dispatcher else 'off'}: "
-                              f"idle CPU {cpu:5.2f} % of a core over {args.seconds:.0f} s",
-                              flush=True)
+                        print(
+                            f"{label:10} dispatcher {'on ' if dispatcher else 'off'}: "
+                            f"idle CPU {cpu:5.2f} % of a core over {args.seconds:.0f} s",
+                            flush=True,
+                        )
                         if not dispatcher or not args.events:
                             continue
                         got = asyncio.run(latencies(base, args.events, args.pause))
-                        print(f"{label:10} one event, commit -> queue: median "
-                              f"{1000 * statistics.median(got):.0f} ms, max "
-                              f"{1000 * max(got):.0f} ms ({len(got)} events, "
-                              f"{args.pause:.1f} s idle before each)", flush=True)
+                        print(
+                            f"{label:10} one event, commit -> queue: median "
+                            f"{1000 * statistics.median(got):.0f} ms, max "
+                            f"{1000 * max(got):.0f} ms ({len(got)} events, "
+                            f"{args.pause:.1f} s idle before each)",
+                            flush=True,
+                        )
                 finally:
                     if base_url and url:
                         asyncio.run(drop_pg_database(base_url, url))

@@ -116,10 +116,12 @@ async def bulk_copy(url: str, columns: list[str], rows: list[tuple[Any, ...]]) -
         async with conn.transaction():
             indexes = await conn.fetch(
                 "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'addendums'"
-                " AND indexname <> 'pk_addendums'")
+                " AND indexname <> 'pk_addendums'"
+            )
             foreign = await conn.fetch(
                 "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint"
-                " WHERE conrelid = 'addendums'::regclass AND contype = 'f'")
+                " WHERE conrelid = 'addendums'::regclass AND contype = 'f'"
+            )
             for index in indexes:
                 await conn.execute(f'DROP INDEX "{index["indexname"]}"')
             for fk in foreign:
@@ -131,7 +133,8 @@ async def bulk_copy(url: str, columns: list[str], rows: list[tuple[Any, ...]]) -
                 await conn.execute(index["indexdef"])
             for fk in foreign:
                 await conn.execute(
-                    f'ALTER TABLE addendums ADD CONSTRAINT "{fk["conname"]}" {fk["def"]}')
+                    f'ALTER TABLE addendums ADD CONSTRAINT "{fk["conname"]}" {fk["def"]}'
+                )
             await conn.execute("ALTER TABLE addendums ENABLE TRIGGER USER")
             await conn.execute("ANALYZE addendums")
         return time.perf_counter() - t0
@@ -150,8 +153,9 @@ def write_documents(rows: int, accounts: int, tmp: Path) -> tuple[Path, Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--accounts", type=int, default=10_000)
     parser.add_argument("--smoke", action="store_true", help="tiny run for CI")
@@ -167,32 +171,49 @@ def main() -> None:
         tmp = Path(name)
         t0 = time.perf_counter()
         document, accounts_only = write_documents(args.rows, args.accounts, tmp)
-        print(f"wrote {args.rows} addendums over {args.accounts} accounts "
-              f"({document.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s",
-              flush=True)
-        print("load average (1, 5, 15 min) at the start: "
-              + ", ".join(f"{n:.1f}" for n in os.getloadavg()), flush=True)
+        print(
+            f"wrote {args.rows} addendums over {args.accounts} accounts "
+            f"({document.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
+        print(
+            "load average (1, 5, 15 min) at the start: "
+            + ", ".join(f"{n:.1f}" for n in os.getloadavg()),
+            flush=True,
+        )
         loaded_url = asyncio.run(create_pg_database(base))
         copied_url = asyncio.run(create_pg_database(base))
         try:
             upgrade(loaded_url)
             upgrade(copied_url)
             loaded, cpu = load(loaded_url, document, tmp)
-            print(f"postgresql: cloudadmin load {args.rows} addendums: {loaded:.1f} s "
-                  f"({cpu:.1f} s CPU in the loading process)", flush=True)
+            print(
+                f"postgresql: cloudadmin load {args.rows} addendums: {loaded:.1f} s "
+                f"({cpu:.1f} s CPU in the loading process)",
+                flush=True,
+            )
             asyncio.run(check_counters(loaded_url, args.rows))
-            print("postgresql: counters exact (addendum_counts, addendum_totals, "
-                  "addendum_days = COUNT(*) over the rows)", flush=True)
+            print(
+                "postgresql: counters exact (addendum_counts, addendum_totals, "
+                "addendum_days = COUNT(*) over the rows)",
+                flush=True,
+            )
             columns, rows = asyncio.run(stored_rows(loaded_url))
             load(copied_url, accounts_only, tmp)
             copied = asyncio.run(bulk_copy(copied_url, columns, rows))
-            print(f"postgresql: bulk COPY of the same rows + indexes + ANALYZE: {copied:.1f} s",
-                  flush=True)
-            print(f"postgresql: ratio load / COPY = {loaded / copied:.2f} (target <= 3)",
-                  flush=True)
-            print("load average (1, 5, 15 min) at the end: "
-                  + ", ".join(f"{n:.1f}" for n in os.getloadavg())
-                  + f" on {os.cpu_count()} CPUs", flush=True)
+            print(
+                f"postgresql: bulk COPY of the same rows + indexes + ANALYZE: {copied:.1f} s",
+                flush=True,
+            )
+            print(
+                f"postgresql: ratio load / COPY = {loaded / copied:.2f} (target <= 3)", flush=True
+            )
+            print(
+                "load average (1, 5, 15 min) at the end: "
+                + ", ".join(f"{n:.1f}" for n in os.getloadavg())
+                + f" on {os.cpu_count()} CPUs",
+                flush=True,
+            )
         finally:
             asyncio.run(drop_pg_database(base, loaded_url))
             asyncio.run(drop_pg_database(base, copied_url))

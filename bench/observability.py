@@ -49,15 +49,22 @@ async def _measure(requests: int, label: str, sink: Any) -> None:
         return {}
 
     observed = ObserveMiddleware(_inner)  # type: ignore[arg-type]
-    for name, app, level in (("bare app", _inner, logging.WARNING),
-                             ("metrics", observed, logging.WARNING),
-                             ("metrics + JSON access line", observed, logging.INFO)):
+    for name, app, level in (
+        ("bare app", _inner, logging.WARNING),
+        ("metrics", observed, logging.WARNING),
+        ("metrics + JSON access line", observed, logging.INFO),
+    ):
         access.setLevel(level)
         started = time.perf_counter()
         for i in range(requests):
-            scope = {"type": "http", "method": "GET", "path": f"/iam/users/{i}",
-                     "query_string": b"", "client": ("203.0.113.7", 1),
-                     "state": {"request_id": "r"}}
+            scope = {
+                "type": "http",
+                "method": "GET",
+                "path": f"/iam/users/{i}",
+                "query_string": b"",
+                "client": ("203.0.113.7", 1),
+                "state": {"request_id": "r"},
+            }
             await app(scope, receive, send)  # type: ignore[operator]
         per = (time.perf_counter() - started) / requests * 1e6
         print(f"{label:<13} {name:<28} {per:7.1f} us/request")
@@ -81,8 +88,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as directory:
             if mode == "multiprocess":
                 env["PROMETHEUS_MULTIPROC_DIR"] = directory
-            subprocess.run([sys.executable, __file__, "--requests", str(requests),
-                            CHILD, mode], env=env, check=True)
+            subprocess.run(
+                [sys.executable, __file__, "--requests", str(requests), CHILD, mode],
+                env=env,
+                check=True,
+            )
 
 
 if __name__ == "__main__":

@@ -75,15 +75,18 @@ ORDER_COLUMNS = {
 }
 INT_LISTS = ("client_id", "provider_id", "plan_id", "product_id", "currency_id")
 NULLABLE_LISTS = ("payer_id", "reseller_id")
-TEXT_LISTS = {"status": "a.status", "currency_char_code": "a.currency_char_code",
-              "product_internal_name": "a.product_internal_name"}
+TEXT_LISTS = {
+    "status": "a.status",
+    "currency_char_code": "a.currency_char_code",
+    "product_internal_name": "a.product_internal_name",
+}
 INSTANTS = {
     "active_at": "a.active_start <= {} AND (a.active_end IS NULL OR a.active_end > {})",
     "not_active_at": "(a.active_start > {} OR a.active_end <= {})",
     "active_after": "(a.active_end IS NULL OR (a.active_end > {} AND a.active_end > "
-                    "a.active_start))",
+    "a.active_start))",
     "active_before": "a.active_start < {} AND (a.active_end IS NULL OR a.active_end > "
-                     "a.active_start)",
+    "a.active_start)",
     "active_start_from": "a.active_start >= {}",
     "active_start_to": "a.active_start <= {}",
     "active_end_from": "(a.active_end IS NULL OR a.active_end >= {})",
@@ -91,8 +94,11 @@ INSTANTS = {
     "created_after": "a.created_at > {}",
     "created_before": "a.created_at < {}",
 }
-NAMES = {"plan_name": "a.plan_name_folded", "product_name": "a.product_name_folded",
-         "company_name": "c.company_name_folded"}
+NAMES = {
+    "plan_name": "a.plan_name_folded",
+    "product_name": "a.product_name_folded",
+    "company_name": "c.company_name_folded",
+}
 OTHER = {"id", "addendum_id", "created_on", "limit", "offset", "ordering"}
 KNOWN = {*INT_LISTS, *NULLABLE_LISTS, *TEXT_LISTS, *INSTANTS, *NAMES, *OTHER}
 
@@ -162,8 +168,10 @@ class Query:
             return
         p = self.arg(account_id)
         if account_type == "reseller":
-            self.where.append(f"(a.reseller_id = {p} OR a.client_id IN "
-                              f"(SELECT id FROM clients WHERE reseller_id = {p}))")
+            self.where.append(
+                f"(a.reseller_id = {p} OR a.client_id IN "
+                f"(SELECT id FROM clients WHERE reseller_id = {p}))"
+            )
         else:
             self.where.append(f"(a.client_id = {p} OR a.payer_id = {p})")
 
@@ -205,8 +213,10 @@ class Query:
             except ValueError:
                 raise BadRequest(name) from None
             start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-            self.where.append(f"a.created_at >= {self.arg(start)} AND "
-                              f"a.created_at < {self.arg(start + timedelta(days=1))}")
+            self.where.append(
+                f"a.created_at >= {self.arg(start)} AND "
+                f"a.created_at < {self.arg(start + timedelta(days=1))}"
+            )
         elif name == "limit":
             self.limit = integer(name, raw[-1])
             if not 1 <= self.limit <= 100:
@@ -246,18 +256,36 @@ class Query:
 
     def page_sql(self) -> str:
         n = len(self.args)
-        return (f"SELECT {PAGE_COLUMNS} FROM addendums a JOIN clients c ON c.id = a.client_id"
-                f"{self._where_sql()} ORDER BY {self.order} LIMIT ${n + 1} OFFSET ${n + 2}")
+        return (
+            f"SELECT {PAGE_COLUMNS} FROM addendums a JOIN clients c ON c.id = a.client_id"
+            f"{self._where_sql()} ORDER BY {self.order} LIMIT ${n + 1} OFFSET ${n + 2}"
+        )
 
     def _where_sql(self) -> str:
         return " WHERE " + " AND ".join(self.where) if self.where else ""
 
 
 def item(row: Any, active_at: datetime | None) -> dict[str, Any]:
-    (id_, client_id, company_name, status, start, end, created_at, currency_id, char_code,
-     symbol, plan_id, plan_name, product_id, product_name, internal_name) = row
+    (
+        id_,
+        client_id,
+        company_name,
+        status,
+        start,
+        end,
+        created_at,
+        currency_id,
+        char_code,
+        symbol,
+        plan_id,
+        plan_name,
+        product_id,
+        product_name,
+        internal_name,
+    ) = row
     out = {
-        "id": id_, "client_id": client_id,
+        "id": id_,
+        "client_id": client_id,
         "client": {"id": client_id, "company_name": company_name or ""},
         "status": status,
         "active_range": {"start": iso(start), "end": iso(end)},
@@ -291,8 +319,9 @@ class App:
                 if message["type"] == "lifespan.startup":
                     import asyncpg
 
-                    self.pool = await asyncpg.create_pool(self.url, min_size=POOL_SIZE,
-                                                          max_size=POOL_SIZE)
+                    self.pool = await asyncpg.create_pool(
+                        self.url, min_size=POOL_SIZE, max_size=POOL_SIZE
+                    )
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     await self.pool.close()
@@ -312,17 +341,24 @@ class App:
                 status, body = 400, {"errors": {str(exc): ["Invalid value."]}}
         await answer(send, status, body)
 
-    async def list(self, conn: Any, scope: Scope, headers: dict[bytes, bytes]
-                   ) -> tuple[int, dict[str, Any]]:
+    async def list(
+        self, conn: Any, scope: Scope, headers: dict[bytes, bytes]
+    ) -> tuple[int, dict[str, Any]]:
         scheme, _, token = headers.get(b"authorization", b"").decode().partition(" ")
         key_id, _, secret = token.partition("_")
         if scheme.lower() != "apikey" or not key_id.isdigit():
             return 401, {"detail": "Given token not valid."}
         row = await conn.fetchrow(KEY_LOOKUP, int(key_id))
         expected = hashlib.sha256(f"{key_id}:{secret}".encode()).hexdigest()
-        if (row is None or not hmac.compare_digest(expected, row[0]) or row[1]
-                or (row[2] is not None and row[2] <= datetime.now(UTC))
-                or not row[6] or row[7] or row[10]):
+        if (
+            row is None
+            or not hmac.compare_digest(expected, row[0])
+            or row[1]
+            or (row[2] is not None and row[2] <= datetime.now(UTC))
+            or not row[6]
+            or row[7]
+            or row[10]
+        ):
             return 401, {"detail": "Given token not valid."}
         query_string = scope["query_string"].decode()
         params = parse_qsl(query_string, keep_blank_values=True)
@@ -331,25 +367,47 @@ class App:
         rows = await conn.fetch(q.page_sql(), *q.args, q.limit, q.offset)
         host = headers.get(b"host", b"localhost").decode()
         base = f"{scope.get('scheme', 'http')}://{host}{PATH}"
-        nxt = link(base, params, q.limit, q.offset + q.limit) \
-            if q.offset + q.limit < count else None
+        nxt = (
+            link(base, params, q.limit, q.offset + q.limit) if q.offset + q.limit < count else None
+        )
         prev = None
         if q.offset > 0:
             back = max(q.offset - q.limit, 0)
             prev = link(base, params, q.limit, back or None)
         if LOG:
             client = scope.get("client") or ("", 0)
-            await conn.execute(LOG_INSERT, row[4], row[8], int(key_id), row[3],
-                               datetime.now(UTC), PATH, client[0], host, query_string)
-        return 200, {"count": count, "next": nxt, "previous": prev,
-                     "results": [item(r, q.active_at) for r in rows]}
+            await conn.execute(
+                LOG_INSERT,
+                row[4],
+                row[8],
+                int(key_id),
+                row[3],
+                datetime.now(UTC),
+                PATH,
+                client[0],
+                host,
+                query_string,
+            )
+        return 200, {
+            "count": count,
+            "next": nxt,
+            "previous": prev,
+            "results": [item(r, q.active_at) for r in rows],
+        }
 
 
 async def answer(send: Send, status: int, body: dict[str, Any]) -> None:
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 

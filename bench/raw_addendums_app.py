@@ -56,8 +56,9 @@ class Postgres:
 
     async def run(self, statements: list[Statement]) -> list[list[dict[str, Any]]]:
         async with self.pool.acquire() as conn:
-            return [[dict(r) for r in await conn.fetch(sql, *params)]
-                    for _, sql, params in statements]
+            return [
+                [dict(r) for r in await conn.fetch(sql, *params)] for _, sql, params in statements
+            ]
 
 
 class Sqlite:
@@ -72,8 +73,7 @@ class Sqlite:
             self.free.put_nowait(conn)
 
     @staticmethod
-    def _run(conn: sqlite3.Connection, statements: list[Statement]
-             ) -> list[list[dict[str, Any]]]:
+    def _run(conn: sqlite3.Connection, statements: list[Statement]) -> list[list[dict[str, Any]]]:
         out = []
         for _, sql, params in statements:  # autocommit: each statement on its own
             cur = conn.execute(sql, params)
@@ -95,7 +95,8 @@ class App:
         with open(os.environ["RAW_ADDENDUMS_SQL"], "rb") as f:
             recorded: dict[str, list[Statement]] = pickle.load(f)
         keep = {"read": {"count", "page"}, "nolog": {"count", "page", "other"}}.get(
-            MODE, {"count", "page", "write", "other"})
+            MODE, {"count", "page", "write", "other"}
+        )
         self.statements = {q: [s for s in stmts if s[0] in keep] for q, stmts in recorded.items()}
         self.db: Postgres | Sqlite = Sqlite(url) if url.startswith("sqlite") else Postgres(url)
 
@@ -123,15 +124,23 @@ class App:
                 count = next(iter(rows[0].values()))
             elif kind == "page":
                 page_rows = rows
-        body = json.dumps({"count": count, "results": page_rows},
-                          default=_default, ensure_ascii=False).encode()
+        body = json.dumps(
+            {"count": count, "results": page_rows}, default=_default, ensure_ascii=False
+        ).encode()
         await self._answer(send, 200, body)
 
     @staticmethod
     async def _answer(send: Send, status: int, body: bytes) -> None:
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 

@@ -23,13 +23,15 @@ TRUNCATED_WHEN_FILLED = "addendums"
 # One round trip, one transaction (the simple query protocol runs a multi-statement
 # string as one): the DELETEs, then the sequences some test advanced back to their start,
 # as TRUNCATE ... RESTART IDENTITY did.
-POSTGRES_BATCH = ";\n".join([
-    f"DO $$ BEGIN IF EXISTS (SELECT FROM {TRUNCATED_WHEN_FILLED}) THEN "
-    f"TRUNCATE {TRUNCATED_WHEN_FILLED}; END IF; END $$",
-    *(f"DELETE FROM {name}" for name in TABLES if name != TRUNCATED_WHEN_FILLED),
-    "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false) "
-    "FROM pg_sequences WHERE last_value IS NOT NULL",
-])
+POSTGRES_BATCH = ";\n".join(
+    [
+        f"DO $$ BEGIN IF EXISTS (SELECT FROM {TRUNCATED_WHEN_FILLED}) THEN "
+        f"TRUNCATE {TRUNCATED_WHEN_FILLED}; END IF; END $$",
+        *(f"DELETE FROM {name}" for name in TABLES if name != TRUNCATED_WHEN_FILLED),
+        "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false) "
+        "FROM pg_sequences WHERE last_value IS NOT NULL",
+    ]
+)
 
 
 async def empty_all_tables(url: str, settings: Settings) -> None:

@@ -22,8 +22,11 @@ def postgres_base_url() -> str | None:
             return candidate
     except OSError:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is required under CI=true but {parts.hostname}:{parts.port} "
-                        "does not answer", pytrace=False)
+            pytest.fail(
+                f"PostgreSQL is required under CI=true but {parts.hostname}:{parts.port} "
+                "does not answer",
+                pytrace=False,
+            )
         return None
 
 
@@ -67,6 +70,9 @@ def redis_url() -> str:
             return url
     except OSError:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"Redis is required under CI=true but {parts.hostname}:{parts.port} "
-                        "does not answer", pytrace=False)
+            pytest.fail(
+                f"Redis is required under CI=true but {parts.hostname}:{parts.port} "
+                "does not answer",
+                pytrace=False,
+            )
         pytest.skip("Redis is not reachable (set CLOUDADMIN_TEST_REDIS_URL)")

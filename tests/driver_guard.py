@@ -15,7 +15,8 @@ from cloudadmin.db import driver
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "driver_fallback: the test makes db/driver.py replay statements")
+        "markers", "driver_fallback: the test makes db/driver.py replay statements"
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +25,9 @@ def no_driver_fallback(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     replays = driver.fallback_count() - before
     if replays and request.node.get_closest_marker("driver_fallback") is None:
-        pytest.fail(f"db/driver.py replayed {replays} statement(s) through SQLAlchemy "
-                    "(see the warnings of the cloudadmin.db.driver log); mark the test "
-                    "driver_fallback if that is what it tests", pytrace=False)
+        pytest.fail(
+            f"db/driver.py replayed {replays} statement(s) through SQLAlchemy "
+            "(see the warnings of the cloudadmin.db.driver log); mark the test "
+            "driver_fallback if that is what it tests",
+            pytrace=False,
+        )

@@ -137,9 +137,7 @@ async def landscape(session: AsyncSession) -> Landscape:
     operator_home = await make_client(session, client_type="reseller")
     ls.operator = await make_key(session, await make_user(session, operator_home, superuser=True))
     ls.reseller = await make_key(session, await make_user(session, ls.reseller_account))
-    ls.other_reseller = await make_key(
-        session, await make_user(session, ls.other_reseller_account)
-    )
+    ls.other_reseller = await make_key(session, await make_user(session, ls.other_reseller_account))
     ls.admin_user = await make_user(session, ls.client_account, groups=(1,))
     ls.client_admin = await make_key(session, ls.admin_user)
     ls.member_user = await make_user(session, ls.client_account, groups=(2,))

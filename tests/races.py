@@ -51,7 +51,10 @@ async def waiting(app: Any, count: int, deadline: float = 30.0) -> None:
 
 
 async def in_order(
-    app: Any, session: AsyncSession, model: Any, ident: object,
+    app: Any,
+    session: AsyncSession,
+    model: Any,
+    ident: object,
     *requests: Awaitable[httpx.Response],
 ) -> list[httpx.Response]:
     """Send ``requests`` while the row is held, each queued behind the one before,

@@ -63,8 +63,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     # Every worker collects the same tests; each writes the whole list and renames it into
     # place, so the controller never reads half a file.
-    lines = [f"{LANE if in_lane(item) else SLOW} {item.nodeid}\n"
-             for item in items if in_lane(item) or slow(item)]
+    lines = [
+        f"{LANE if in_lane(item) else SLOW} {item.nodeid}\n"
+        for item in items
+        if in_lane(item) or slow(item)
+    ]
     mine = Path(f"{target}.{config.workerinput['workerid']}")
     mine.write_text("".join(lines))
     mine.replace(target)
@@ -88,8 +91,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
             if self._kinds is None:
                 # Read once the collections are in: the workers wrote it while collecting.
                 pairs = Path(os.environ[IDS_FILE]).read_text().splitlines()
-                self._kinds = {nodeid: kind for kind, _, nodeid in
-                               (line.partition(" ") for line in pairs)}
+                self._kinds = {
+                    nodeid: kind for kind, _, nodeid in (line.partition(" ") for line in pairs)
+                }
             return self._kinds.get(nodeid)
 
         def _split_scope(self, nodeid: str) -> str:

@@ -17,8 +17,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_until_healthy(base: str, proc: subprocess.Popen, output: Callable[[], str] | None = None,
-                       timeout: float = 180) -> None:
+def wait_until_healthy(
+    base: str, proc: subprocess.Popen, output: Callable[[], str] | None = None, timeout: float = 180
+) -> None:
     """Waits until ``base``/healthz answers 200; fails with what the server printed
     (``output``, else its stdout pipe) when it exits first or ``timeout`` passes (only a
     server that hangs: on a busy machine a start with two workers took over a minute)."""
@@ -34,6 +35,8 @@ def wait_until_healthy(base: str, proc: subprocess.Popen, output: Callable[[], s
                 printed = output()
             else:
                 printed = proc.stdout.read() if proc.stdout and proc.poll() is not None else ""
-            raise AssertionError(f"the server at {base} did not answer /healthz "
-                                 f"(exit status {proc.poll()}):\n{printed}")
+            raise AssertionError(
+                f"the server at {base} did not answer /healthz "
+                f"(exit status {proc.poll()}):\n{printed}"
+            )
         time.sleep(0.05)  # a start-up takes seconds; the poll costs a refused connect

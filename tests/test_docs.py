@@ -31,9 +31,7 @@ BESIDE = "sha" + "red"
 FORBIDDEN = {
     "the external API description": re.compile(r"api[-_ ]description", re.I),
     "the external import description": re.compile(r"data[-_ ]import\.md", re.I),
-    "a shared folder beside the repository": re.compile(
-        rf"\.\./{BESIDE}\b|\b{BESIDE}/spec", re.I
-    ),
+    "a shared folder beside the repository": re.compile(rf"\.\./{BESIDE}\b|\b{BESIDE}/spec", re.I),
     "'spec' as a document (the OpenAPI document is the contract)": re.compile(
         r"\bspec(s|'s|ification)?\b", re.I
     ),
@@ -130,9 +128,7 @@ def link_problems(doc: Path, text: str) -> list[str]:
 def mentions_an_existing_file(doc: Path, name: str) -> bool:
     """A file name in prose ("see access.md") must be one of the repository's."""
     bases = (doc.parent, ROOT, DOCS)
-    return any(
-        inside_repository(base / name) and (base / name).is_file() for base in bases
-    )
+    return any(inside_repository(base / name) and (base / name).is_file() for base in bases)
 
 
 @pytest.mark.parametrize("doc", documents(), ids=ids(documents()))
@@ -161,10 +157,17 @@ class TestSelfContained:
 class TestTheChecksBite:
     """The checks above must fail on what they are meant to catch."""
 
-    @pytest.mark.parametrize("target", [
-        f"../../{BESIDE}/spec/access.md", "api-description.md", "/etc/hosts", "../../README.md",
-        "iam.md#no-such-heading", "#nor-here",
-    ])
+    @pytest.mark.parametrize(
+        "target",
+        [
+            f"../../{BESIDE}/spec/access.md",
+            "api-description.md",
+            "/etc/hosts",
+            "../../README.md",
+            "iam.md#no-such-heading",
+            "#nor-here",
+        ],
+    )
     def test_links_outside_or_missing(self, target: str):
         assert link_problems(DOCS / "api.md", f"see [there]({target})") != []
 
@@ -172,11 +175,20 @@ class TestTheChecksBite:
         text = "[a](iam.md#api-tokens) [b](../README.md) [c](#health) [d](https://x.example/)"
         assert link_problems(DOCS / "api.md", text) == []
 
-    @pytest.mark.parametrize("phrase", [
-        "as the spec says", "Operations 1–3 and 7–11", "(beside row 18)",
-        "see `api-description.md`", "data-import.md defaults", "access.md is silent",
-        "`iam_api.yaml`", f"../{BESIDE}/spec", "/home/someone/README.md",
-    ])
+    @pytest.mark.parametrize(
+        "phrase",
+        [
+            "as the spec says",
+            "Operations 1–3 and 7–11",
+            "(beside row 18)",
+            "see `api-description.md`",
+            "data-import.md defaults",
+            "access.md is silent",
+            "`iam_api.yaml`",
+            f"../{BESIDE}/spec",
+            "/home/someone/README.md",
+        ],
+    )
     def test_forbidden_phrases(self, phrase: str):
         assert any(p.search(phrase) for p in FORBIDDEN.values()), phrase
 

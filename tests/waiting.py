@@ -11,7 +11,9 @@ Condition = Callable[[], bool | Awaitable[bool]]
 
 
 async def until(
-    condition: Condition, what: str | Callable[[], str], timeout: float = 20.0,
+    condition: Condition,
+    what: str | Callable[[], str],
+    timeout: float = 20.0,
     interval: float = 0.02,
 ) -> None:
     """Returns once ``condition()`` (or the awaitable it returns) holds; otherwise raises

@@ -29,8 +29,11 @@ class _Cli(typer.Typer):
             raise SystemExit(1) from None
 
 
-app = _Cli(help="Account, Billing and Cloud Administration API.", no_args_is_help=True,
-           pretty_exceptions_enable=False)
+app = _Cli(
+    help="Account, Billing and Cloud Administration API.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
 events_app = typer.Typer(help="The events outbox.", no_args_is_help=True)
@@ -47,9 +50,12 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True,
-        help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     pass
 
@@ -60,8 +66,11 @@ def _settings(*, wait: bool = False) -> Settings:
     from cloudadmin.startup import load_settings, preflight
 
     settings = load_settings()
-    preflight(settings, wait_seconds=settings.database_wait_seconds if wait else 0,
-              report=lambda line: typer.echo(line, err=True))
+    preflight(
+        settings,
+        wait_seconds=settings.database_wait_seconds if wait else 0,
+        report=lambda line: typer.echo(line, err=True),
+    )
     return settings
 
 
@@ -219,9 +228,15 @@ def _load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None
 @app.command()
 def worker(
     lanes: Annotated[int | None, typer.Option(min=1, max=64, help="Parallel deliveries.")] = None,
-    metrics_port: Annotated[int | None, typer.Option(
-        min=1, max=65535, help="Serve this worker's Prometheus metrics on this port "
-        "(CLOUDADMIN_WORKER_METRICS_PORT).")] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Serve this worker's Prometheus metrics on this port "
+            "(CLOUDADMIN_WORKER_METRICS_PORT).",
+        ),
+    ] = None,
 ) -> None:
     """Deliver events and e-mails (as `serve` does unless CLOUDADMIN_RUN_DISPATCHER=false)."""
     from cloudadmin.events.worker import run_worker
@@ -248,9 +263,13 @@ def events_status() -> None:
 def apikey_create(
     user: Annotated[int, typer.Option(help="Id of the user the key acts as.")],
     name: Annotated[str | None, typer.Option(help="A label for the key.")] = None,
-    expires: Annotated[str | None, typer.Option(
-        help="When the key stops working: 2030-01-31, 2030-01-31T12:00:00Z, or a duration "
-        "from now (30d, 12h, 2w). Default: never.")] = None,
+    expires: Annotated[
+        str | None,
+        typer.Option(
+            help="When the key stops working: 2030-01-31, 2030-01-31T12:00:00Z, or a duration "
+            "from now (30d, 12h, 2w). Default: never."
+        ),
+    ] = None,
 ) -> None:
     """Create an API key; the key is printed once, only its hash is stored."""
     from cloudadmin.db.types import utcnow

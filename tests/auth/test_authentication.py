@@ -57,8 +57,16 @@ class TestRefused:
 
     @pytest.mark.parametrize(
         "header",
-        ["Bearer 1_abc", "apikey", "apikey ", "apikey abc", "apikey 1-abc", "apikey _abc",
-         "apikey 99999999999_abc", "1_abc"],
+        [
+            "Bearer 1_abc",
+            "apikey",
+            "apikey ",
+            "apikey abc",
+            "apikey 1-abc",
+            "apikey _abc",
+            "apikey 99999999999_abc",
+            "1_abc",
+        ],
     )
     async def test_malformed_header(self, client: httpx.AsyncClient, header: str):
         r = await client.get(URL, headers={"Authorization": header})
@@ -77,34 +85,39 @@ class TestRefused:
 
     async def test_expired_key(self, client: httpx.AsyncClient, session: AsyncSession):
         token = await _key(session, expires_at=utcnow() - timedelta(seconds=1))
-        assert_401(await client.get(URL, headers={"Authorization": f"apikey {token}"}),
-                   "token_not_valid")
+        assert_401(
+            await client.get(URL, headers={"Authorization": f"apikey {token}"}), "token_not_valid"
+        )
 
     async def test_revoked_key(self, client: httpx.AsyncClient, session: AsyncSession):
         token = await _key(session, revoked=True)
-        assert_401(await client.get(URL, headers={"Authorization": f"apikey {token}"}),
-                   "token_not_valid")
+        assert_401(
+            await client.get(URL, headers={"Authorization": f"apikey {token}"}), "token_not_valid"
+        )
 
     async def test_deleted_user(self, client: httpx.AsyncClient, session: AsyncSession):
         account = await make_client(session)
         token = await make_key(session, await make_user(session, account, deleted=True))
         await session.commit()
-        assert_401(await client.get(URL, headers={"Authorization": f"apikey {token}"}),
-                   "token_not_valid")
+        assert_401(
+            await client.get(URL, headers={"Authorization": f"apikey {token}"}), "token_not_valid"
+        )
 
     async def test_inactive_user(self, client: httpx.AsyncClient, session: AsyncSession):
         account = await make_client(session)
         token = await make_key(session, await make_user(session, account, is_active=False))
         await session.commit()
-        assert_401(await client.get(URL, headers={"Authorization": f"apikey {token}"}),
-                   "token_not_valid")
+        assert_401(
+            await client.get(URL, headers={"Authorization": f"apikey {token}"}), "token_not_valid"
+        )
 
     async def test_user_of_deleted_account(self, client: httpx.AsyncClient, session: AsyncSession):
         account = await make_client(session, deleted=True)
         token = await make_key(session, await make_user(session, account))
         await session.commit()
-        assert_401(await client.get(URL, headers={"Authorization": f"apikey {token}"}),
-                   "token_not_valid")
+        assert_401(
+            await client.get(URL, headers={"Authorization": f"apikey {token}"}), "token_not_valid"
+        )
 
     async def test_refusal_does_not_reveal_why(
         self, client: httpx.AsyncClient, session: AsyncSession

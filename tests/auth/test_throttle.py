@@ -114,8 +114,12 @@ class TestFailedAuthenticationsPerAddress:
                 await attacker.get(URL, headers=wrong(token))
             checkouts.start()
             assert_429(await attacker.get(URL, headers=wrong(token)), 60)
-            assert_429(await attacker.post("/iam/admin/sellers", headers=wrong(token),
-                                           json={"email": "x@example.com"}), 60)
+            assert_429(
+                await attacker.post(
+                    "/iam/admin/sellers", headers=wrong(token), json={"email": "x@example.com"}
+                ),
+                60,
+            )
         assert checkouts.total == 0
 
     async def test_a_valid_key_from_another_address_is_served(
@@ -196,9 +200,15 @@ class TestRedisUnreachable:
     ):
         # The throttle protects the service; it must not be why everyone is refused.
         token = await new_key(session)
-        nobody = create_app(settings.model_copy(update={
-            "redis_url": f"redis://127.0.0.1:{free_port()}/0", "auth_failure_limit": "1/minute",
-            "key_rate_limit": "1/minute"}))
+        nobody = create_app(
+            settings.model_copy(
+                update={
+                    "redis_url": f"redis://127.0.0.1:{free_port()}/0",
+                    "auth_failure_limit": "1/minute",
+                    "key_rate_limit": "1/minute",
+                }
+            )
+        )
         try:
             async with client_at(nobody, ATTACKER) as caller:
                 for _ in range(3):

@@ -31,8 +31,7 @@ ROUNDS = 150
 async def unthrottled(app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI]:
     """The app with a failure limit no test reaches: every refusal is timed, none is
     answered 429."""
-    application = create_app(settings.model_copy(
-        update={"auth_failure_limit": "1000000/minute"}))
+    application = create_app(settings.model_copy(update={"auth_failure_limit": "1000000/minute"}))
     yield application
     await app_state(application).engine.dispose()
 
@@ -71,12 +70,13 @@ class TestRefusalTiming:
                     times[authorization].append(await timed(client, authorization))
         wrong_ms = statistics.median(times[known]) * 1000
         unknown_ms = statistics.median(times[unknown]) * 1000
-        print(f"\nmedian refusal CPU time: unknown id {unknown_ms:.2f} ms, "
-              f"wrong secret {wrong_ms:.2f} ms")
+        print(
+            f"\nmedian refusal CPU time: unknown id {unknown_ms:.2f} ms, "
+            f"wrong secret {wrong_ms:.2f} ms"
+        )
         # A loose bound (the old code's wall-clock ratio was 2.3); the exact property is
         # the next test's: the same work on both paths.
-        assert max(wrong_ms, unknown_ms) / min(wrong_ms, unknown_ms) < 1.8, (
-            unknown_ms, wrong_ms)
+        assert max(wrong_ms, unknown_ms) / min(wrong_ms, unknown_ms) < 1.8, (unknown_ms, wrong_ms)
 
     async def test_unknown_id_and_wrong_secret_do_the_same_work(
         self, unthrottled: FastAPI, session: AsyncSession, monkeypatch: pytest.MonkeyPatch

@@ -13,16 +13,29 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-LABELS = ("/healthz", "no filter", "no filter, limit 100", "by client (busiest)",
-          "status+product", "company_name search", "created in a month",
-          "ordering -created_at", "plan_name search", "deep offset 200")
+LABELS = (
+    "/healthz",
+    "no filter",
+    "no filter, limit 100",
+    "by client (busiest)",
+    "status+product",
+    "company_name search",
+    "created in a month",
+    "ordering -created_at",
+    "plan_name search",
+    "deep offset 200",
+)
 
 
 @pytest.mark.slow
 @pytest.mark.heavy  # a load generator: not beside a timing test
 def test_bench_addendums_http_smoke() -> None:
-    done = subprocess.run([sys.executable, str(BENCH / "addendums.py"), "--smoke"],
-                          capture_output=True, text=True, timeout=400)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "addendums.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     postgres = "postgresql: " in out
@@ -31,8 +44,9 @@ def test_bench_addendums_http_smoke() -> None:
         assert re.search(r"the obvious peer answered as the service on \d+ queries", out), out
     apps = 3 if postgres else 2  # the service, raw read, and the obvious peer on PostgreSQL
     for label in LABELS:
-        rows = [line for line in out.splitlines()
-                if re.match(rf"\w+: {re.escape(label)} +\d+ \|", line)]
+        rows = [
+            line for line in out.splitlines() if re.match(rf"\w+: {re.escape(label)} +\d+ \|", line)
+        ]
         assert len(rows) == 2, (label, out)  # at 8 connections and at 64
         for row in rows:
             rates = [float(x) for x in re.findall(r"\|\s+(\d+)\s+[\d.]+\s+[\d.]+", row)]

@@ -21,11 +21,17 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 def test_bench_idle_cpu_smoke() -> None:
     if not _rabbit_answers():
         if os.environ.get("CI") == "true":
-            pytest.fail("RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
-                        pytrace=False)
+            pytest.fail(
+                "RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
+                pytrace=False,
+            )
         pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
-    done = subprocess.run([sys.executable, str(BENCH / "idle_cpu.py"), "--smoke"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "idle_cpu.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     out = done.stdout
     for state in ("on ", "off"):

@@ -18,8 +18,12 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 def test_bench_load_smoke() -> None:
     if postgres_base_url() is None:
         pytest.skip("PostgreSQL is not reachable")
-    done = subprocess.run([sys.executable, str(BENCH / "load.py"), "--smoke"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "load.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "postgresql: counters exact" in done.stdout, done.stdout
     assert "ratio load / COPY" in done.stdout, done.stdout

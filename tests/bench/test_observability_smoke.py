@@ -11,8 +11,12 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def test_bench_observability_smoke() -> None:
-    done = subprocess.run([sys.executable, str(BENCH / "observability.py"), "--smoke"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "observability.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [line for line in done.stdout.splitlines() if "us/request" in line]
     assert len(rows) == 6, done.stdout

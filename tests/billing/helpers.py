@@ -78,8 +78,11 @@ async def days_match_rows(session: AsyncSession, *, exact_bounds: bool = False) 
     for id_, created in stored:
         created = created if isinstance(created, datetime) else datetime.fromisoformat(created)
         real.setdefault(day_number(created.replace(tzinfo=created.tzinfo or UTC)), []).append(id_)
-    kept = (await session.execute(text(
-        "SELECT day, sum(n), min(min_id), max(max_id) FROM addendum_days GROUP BY day"))).all()
+    kept = (
+        await session.execute(
+            text("SELECT day, sum(n), min(min_id), max(max_id) FROM addendum_days GROUP BY day")
+        )
+    ).all()
     await session.commit()  # end the read: SQLite would hold its lock
     counted = {day: n for day, n, _, _ in kept if n}
     assert counted == {day: len(ids) for day, ids in real.items()}

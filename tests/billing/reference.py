@@ -43,8 +43,10 @@ def visible(row: dict[str, Any], viewer: Viewer, client_reseller: dict[int, int 
     if viewer.kind == "operator":
         return True
     if viewer.kind == "reseller":
-        return (row["reseller_id"] == viewer.account_id
-                or client_reseller.get(row["client_id"]) == viewer.account_id)
+        return (
+            row["reseller_id"] == viewer.account_id
+            or client_reseller.get(row["client_id"]) == viewer.account_id
+        )
     return viewer.account_id in (row["client_id"], row["payer_id"])
 
 
@@ -57,8 +59,11 @@ def _matches(row: dict[str, Any], name: str, values: list[str], companies: dict[
     start, end = row["active_start"], row["active_end"]
     end_inf = end or INFINITY
     nonempty = start < end_inf
-    t = instant(values[-1]) if name.startswith(("active_", "not_active_", "created_")) \
-        and name != "created_on" else INFINITY  # the instant filters' value
+    t = (
+        instant(values[-1])
+        if name.startswith(("active_", "not_active_", "created_")) and name != "created_on"
+        else INFINITY
+    )  # the instant filters' value
     if name == "active_at":
         return is_active(row, t)
     if name == "not_active_at":
@@ -84,8 +89,11 @@ def _matches(row: dict[str, Any], name: str, values: list[str], companies: dict[
     if name == "id":
         return row["id"] == int(values[-1])
     if name in ("company_name", "plan_name", "product_name"):
-        text = {"company_name": companies.get(row["client_id"], ""),
-                "plan_name": row["plan_name"], "product_name": row["product_name"]}[name]
+        text = {
+            "company_name": companies.get(row["client_id"], ""),
+            "plan_name": row["plan_name"],
+            "product_name": row["product_name"],
+        }[name]
         return caseless(values[-1]) in caseless(text)
     column = {"addendum_id": "id"}.get(name, name)
     wanted: set[Any] = set()
@@ -134,11 +142,15 @@ def expected(
                     fields.append((name, part.startswith("-")))
     if "id" not in [f for f, _ in fields]:
         fields.append(("id", False))
-    found = [r for r in rows if visible(r, viewer, client_reseller)
-             and all(_matches(r, n, v, companies) for n, v in by_name.items())]
+    found = [
+        r
+        for r in rows
+        if visible(r, viewer, client_reseller)
+        and all(_matches(r, n, v, companies) for n, v in by_name.items())
+    ]
     for name, descending in reversed(fields):  # stable sorts, last key first
         found.sort(key=_sort_key(name, companies), reverse=descending)
-    return len(found), [r["id"] for r in found[offset:offset + limit]]
+    return len(found), [r["id"] for r in found[offset : offset + limit]]
 
 
 def status_at(row: dict[str, Any], t: datetime) -> str:

@@ -24,8 +24,12 @@ async def spread(session: AsyncSession, ls: Landscape) -> dict[str, int]:
     stranger = await make_client(session, reseller_id=ls.other_reseller_account.id)
     await session.commit()
     rows = {
-        "own": addendum_row(ls.client_account.id, active_start=at("2025-01-01 00:00"),
-                            active_end=at("2025-02-01 00:00"), status="upcoming"),
+        "own": addendum_row(
+            ls.client_account.id,
+            active_start=at("2025-01-01 00:00"),
+            active_end=at("2025-02-01 00:00"),
+            status="upcoming",
+        ),
         "paid": addendum_row(stranger.id, payer_id=ls.client_account.id),
         "resold": addendum_row(stranger.id, reseller_id=ls.reseller_account.id),
         "foreign": addendum_row(stranger.id, reseller_id=ls.other_reseller_account.id),
@@ -56,16 +60,21 @@ class TestGetAddendum:
         assert r.status_code == 200, r.text
         [listed] = (await listing(client, ls.client_admin, {"id": spread["own"]}))["results"]
         assert r.json() == listed
-        assert r.json()["active_range"] == {"start": "2025-01-01T00:00:00Z",
-                                            "end": "2025-02-01T00:00:00Z"}
-        assert r.json()["client"] == {"id": ls.client_account.id,
-                                      "company_name": ls.client_account.company_name}
+        assert r.json()["active_range"] == {
+            "start": "2025-01-01T00:00:00Z",
+            "end": "2025-02-01T00:00:00Z",
+        }
+        assert r.json()["client"] == {
+            "id": ls.client_account.id,
+            "company_name": ls.client_account.company_name,
+        }
 
     async def test_status_at_active_at_is_absent(
         self, client: httpx.AsyncClient, ls: Landscape, spread: dict[str, int]
     ):
-        r = await client.get(f"{URL}/{spread['own']}", params={"active_at": "2025-01-02"},
-                             headers=auth(ls.operator))
+        r = await client.get(
+            f"{URL}/{spread['own']}", params={"active_at": "2025-01-02"}, headers=auth(ls.operator)
+        )
         assert r.status_code == 200
         assert "status_at_active_at" not in r.json()
 

@@ -40,35 +40,44 @@ class TestActivePeriodBoundaries:
 
     @pytest.fixture
     async def period(self, session: AsyncSession, ls: Landscape) -> None:
-        await one(session, ls, active_start=at("2025-01-01 00:00"),
-                  active_end=at("2025-02-01 00:00"))
+        await one(
+            session, ls, active_start=at("2025-01-01 00:00"), active_end=at("2025-02-01 00:00")
+        )
 
-    @pytest.mark.parametrize(("name", "value", "found"), [
-        ("active_at", "2024-12-31T23:59:59Z", False),
-        ("active_at", "2025-01-01T00:00:00Z", True),   # start is inside
-        ("active_at", "2025-01-31 23:59:59", True),
-        ("active_at", "2025-02-01 00:00:00", False),   # end is outside
-        ("not_active_at", "2024-12-31T23:59:59Z", True),
-        ("not_active_at", "2025-01-01T00:00:00Z", False),
-        ("not_active_at", "2025-02-01T00:00:00Z", True),
-        ("active_after", "2025-01-31T23:59:59Z", True),
-        ("active_after", "2025-02-01T00:00:00Z", False),
-        ("active_after", "2025-01-31", True),          # a date: its midnight
-        ("active_after", "2025-02-01", False),
-        ("active_before", "2025-01-01T00:00:00Z", False),
-        ("active_before", "2025-01-01T00:00:01Z", True),
-        ("active_before", "2025-01-02", True),
-        ("active_start_from", "2025-01-01T00:00:00Z", True),  # on or after
-        ("active_start_from", "2025-01-01T00:00:01Z", False),
-        ("active_start_to", "2025-01-01T00:00:00Z", True),    # on or before
-        ("active_start_to", "2024-12-31T23:59:59Z", False),
-        ("active_end_from", "2025-02-01T00:00:00Z", True),
-        ("active_end_from", "2025-02-01T00:00:01Z", False),
-        ("active_end_to", "2025-02-01T00:00:00Z", True),
-        ("active_end_to", "2025-01-31T23:59:59Z", False),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "value", "found"),
+        [
+            ("active_at", "2024-12-31T23:59:59Z", False),
+            ("active_at", "2025-01-01T00:00:00Z", True),  # start is inside
+            ("active_at", "2025-01-31 23:59:59", True),
+            ("active_at", "2025-02-01 00:00:00", False),  # end is outside
+            ("not_active_at", "2024-12-31T23:59:59Z", True),
+            ("not_active_at", "2025-01-01T00:00:00Z", False),
+            ("not_active_at", "2025-02-01T00:00:00Z", True),
+            ("active_after", "2025-01-31T23:59:59Z", True),
+            ("active_after", "2025-02-01T00:00:00Z", False),
+            ("active_after", "2025-01-31", True),  # a date: its midnight
+            ("active_after", "2025-02-01", False),
+            ("active_before", "2025-01-01T00:00:00Z", False),
+            ("active_before", "2025-01-01T00:00:01Z", True),
+            ("active_before", "2025-01-02", True),
+            ("active_start_from", "2025-01-01T00:00:00Z", True),  # on or after
+            ("active_start_from", "2025-01-01T00:00:01Z", False),
+            ("active_start_to", "2025-01-01T00:00:00Z", True),  # on or before
+            ("active_start_to", "2024-12-31T23:59:59Z", False),
+            ("active_end_from", "2025-02-01T00:00:00Z", True),
+            ("active_end_from", "2025-02-01T00:00:01Z", False),
+            ("active_end_to", "2025-02-01T00:00:00Z", True),
+            ("active_end_to", "2025-01-31T23:59:59Z", False),
+        ],
+    )
     async def test_boundary(
-        self, client: httpx.AsyncClient, ls: Landscape, period: None, name: str, value: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        period: None,
+        name: str,
+        value: str,
         found: bool,
     ):
         assert await matches(client, ls, name, value) is found
@@ -81,15 +90,23 @@ class TestOpenEndedPeriod:
     async def open_period(self, session: AsyncSession, ls: Landscape) -> None:
         await one(session, ls, active_start=at("2025-01-01 00:00"), active_end=None)
 
-    @pytest.mark.parametrize(("name", "value", "found"), [
-        ("active_at", "9999-12-31T23:59:59Z", True),
-        ("not_active_at", "9999-12-31T23:59:59Z", False),
-        ("active_after", "9999-12-31", True),
-        ("active_end_from", "9999-12-31T23:59:59Z", True),
-        ("active_end_to", "9999-12-31T23:59:59Z", False),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "value", "found"),
+        [
+            ("active_at", "9999-12-31T23:59:59Z", True),
+            ("not_active_at", "9999-12-31T23:59:59Z", False),
+            ("active_after", "9999-12-31", True),
+            ("active_end_from", "9999-12-31T23:59:59Z", True),
+            ("active_end_to", "9999-12-31T23:59:59Z", False),
+        ],
+    )
     async def test_open_end(
-        self, client: httpx.AsyncClient, ls: Landscape, open_period: None, name: str, value: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        open_period: None,
+        name: str,
+        value: str,
         found: bool,
     ):
         assert await matches(client, ls, name, value) is found
@@ -99,8 +116,9 @@ class TestEmptyPeriod:
     async def test_an_empty_period_is_never_active(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        await one(session, ls, active_start=at("2025-01-01 00:00"),
-                  active_end=at("2025-01-01 00:00"))
+        await one(
+            session, ls, active_start=at("2025-01-01 00:00"), active_end=at("2025-01-01 00:00")
+        )
         for name in ("active_at", "active_after", "active_before"):
             assert not await matches(client, ls, name, "2025-01-01T00:00:00Z"), name
         assert await matches(client, ls, "not_active_at", "2025-01-01T00:00:00Z")
@@ -115,19 +133,27 @@ class TestCreationBoundaries:
     async def created(self, session: AsyncSession, ls: Landscape) -> None:
         await one(session, ls, created_at=at("2025-05-15 00:00"))
 
-    @pytest.mark.parametrize(("name", "value", "found"), [
-        ("created_after", "2025-05-15T00:00:00Z", False),  # strictly after
-        ("created_after", "2025-05-14T23:59:59Z", True),
-        ("created_after", "2025-05-15", False),            # a date: its midnight
-        ("created_after", "2025-05-14", True),
-        ("created_before", "2025-05-15 00:00:00", False),  # strictly before
-        ("created_before", "2025-05-15 00:00:01", True),
-        ("created_before", "2025-05-16", True),
-        ("created_on", "2025-05-15", True),
-        ("created_on", "2025-05-14", False),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "value", "found"),
+        [
+            ("created_after", "2025-05-15T00:00:00Z", False),  # strictly after
+            ("created_after", "2025-05-14T23:59:59Z", True),
+            ("created_after", "2025-05-15", False),  # a date: its midnight
+            ("created_after", "2025-05-14", True),
+            ("created_before", "2025-05-15 00:00:00", False),  # strictly before
+            ("created_before", "2025-05-15 00:00:01", True),
+            ("created_before", "2025-05-16", True),
+            ("created_on", "2025-05-15", True),
+            ("created_on", "2025-05-14", False),
+        ],
+    )
     async def test_boundary(
-        self, client: httpx.AsyncClient, ls: Landscape, created: None, name: str, value: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        created: None,
+        name: str,
+        value: str,
         found: bool,
     ):
         assert await matches(client, ls, name, value) is found
@@ -141,23 +167,33 @@ class TestCreationBoundaries:
 
 
 class TestInstantFormats:
-    @pytest.mark.parametrize("value", ["2025-05-15T12:00:00Z", "2025-05-15 12:00:00",
-                                       "2025-05-15T12:00:00.5Z", "2025-05-15T14:00:00%2B02:00"])
+    @pytest.mark.parametrize(
+        "value",
+        [
+            "2025-05-15T12:00:00Z",
+            "2025-05-15 12:00:00",
+            "2025-05-15T12:00:00.5Z",
+            "2025-05-15T14:00:00%2B02:00",
+        ],
+    )
     async def test_accepted(self, client: httpx.AsyncClient, ls: Landscape, value: str):
         r = await client.get(f"{URL}?active_at={value}", headers=auth(ls.operator))
         assert r.status_code == 200, r.text
 
-    @pytest.mark.parametrize(("name", "value"), [
-        ("active_at", "2025-05-15"),          # a date alone only for the four *_after/_before
-        ("not_active_at", "2025-05-15"),
-        ("active_start_from", "2025-05-15"),
-        ("active_end_to", "2025-05-15"),
-        ("active_at", "15/05/2025"),
-        ("created_after", "yesterday"),
-        ("created_before", "2025-13-01"),
-        ("created_on", "2025-05-15T00:00:00Z"),
-        ("active_after", ""),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [
+            ("active_at", "2025-05-15"),  # a date alone only for the four *_after/_before
+            ("not_active_at", "2025-05-15"),
+            ("active_start_from", "2025-05-15"),
+            ("active_end_to", "2025-05-15"),
+            ("active_at", "15/05/2025"),
+            ("created_after", "yesterday"),
+            ("created_before", "2025-13-01"),
+            ("created_on", "2025-05-15T00:00:00Z"),
+            ("active_after", ""),
+        ],
+    )
     async def test_rejected_naming_the_parameter(
         self, client: httpx.AsyncClient, ls: Landscape, name: str, value: str
     ):
@@ -184,9 +220,15 @@ class TestArrays:
     ):
         a = await one(session, ls, plan_id=77, currency_id=2, provider_id=-5)
         await one(session, ls)
-        for name, value in [("addendum_id", str(a)), ("plan_id", "77"), ("currency_id", "2"),
-                            ("currency_char_code", "EUR"), ("provider_id", "-5"),
-                            ("id", str(a)), ("client_id", str(ls.client_account.id))]:
+        for name, value in [
+            ("addendum_id", str(a)),
+            ("plan_id", "77"),
+            ("currency_id", "2"),
+            ("currency_char_code", "EUR"),
+            ("provider_id", "-5"),
+            ("id", str(a)),
+            ("client_id", str(ls.client_account.id)),
+        ]:
             found = await ids_of(client, ls.operator, {name: value})
             assert a in found and (len(found) == 1 or name == "client_id"), name
 
@@ -197,24 +239,51 @@ class TestArrays:
         some = await one(session, ls, payer_id=42, reseller_id=0)
         other = await one(session, ls, payer_id=43, reseller_id=9)
         assert await ids_of(client, ls.operator, {"payer_id": "null"}) == [none]
-        assert await ids_of(client, ls.operator, [("payer_id", "null"),
-                                                  ("payer_id", "42")]) == [none, some]
+        assert await ids_of(client, ls.operator, [("payer_id", "null"), ("payer_id", "42")]) == [
+            none,
+            some,
+        ]
         assert await ids_of(client, ls.operator, {"reseller_id": "null"}) == [none]
-        assert await ids_of(client, ls.operator, [("reseller_id", "0"),
-                                                  ("reseller_id", "9")]) == [some, other]
+        assert await ids_of(client, ls.operator, [("reseller_id", "0"), ("reseller_id", "9")]) == [
+            some,
+            other,
+        ]
 
-    @pytest.mark.parametrize(("name", "value"), [
-        ("client_id", "2147483648"), ("client_id", "-2147483649"), ("client_id", "1.5"),
-        ("client_id", "abc"), ("client_id", "null"), ("client_id", ""),
-        ("provider_id", "2147483648"), ("reseller_id", "-1"), ("reseller_id", "2147483648"),
-        ("payer_id", "9223372036854775808"), ("payer_id", "NULL"), ("addendum_id", "x"),
-        ("addendum_id", "0"), ("plan_id", "9999999999"), ("product_id", "١"),
-        ("currency_id", " "), ("id", "x"), ("id", "0"),
-        ("status", "ACTIVE"), ("status", "deleted"), ("currency_char_code", "usd"),
-        ("currency_char_code", "GBP"), ("product_internal_name", "cdn"),
-        ("limit", "101"), ("limit", "0"), ("limit", "x"), ("offset", "-1"),
-        ("ordering", "name"), ("ordering", "id,-bogus"), ("client", "5"),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [
+            ("client_id", "2147483648"),
+            ("client_id", "-2147483649"),
+            ("client_id", "1.5"),
+            ("client_id", "abc"),
+            ("client_id", "null"),
+            ("client_id", ""),
+            ("provider_id", "2147483648"),
+            ("reseller_id", "-1"),
+            ("reseller_id", "2147483648"),
+            ("payer_id", "9223372036854775808"),
+            ("payer_id", "NULL"),
+            ("addendum_id", "x"),
+            ("addendum_id", "0"),
+            ("plan_id", "9999999999"),
+            ("product_id", "١"),
+            ("currency_id", " "),
+            ("id", "x"),
+            ("id", "0"),
+            ("status", "ACTIVE"),
+            ("status", "deleted"),
+            ("currency_char_code", "usd"),
+            ("currency_char_code", "GBP"),
+            ("product_internal_name", "cdn"),
+            ("limit", "101"),
+            ("limit", "0"),
+            ("limit", "x"),
+            ("offset", "-1"),
+            ("ordering", "name"),
+            ("ordering", "id,-bogus"),
+            ("client", "5"),
+        ],
+    )
     async def test_bad_values_are_400_naming_the_parameter(
         self, client: httpx.AsyncClient, ls: Landscape, name: str, value: str
     ):
@@ -223,24 +292,32 @@ class TestArrays:
 
 
 class TestNames:
-    @pytest.mark.parametrize(("stored", "needle", "found"), [
-        ("Premium Plan", "premium", True),
-        ("Premium Plan", "UM PL", True),
-        ("Straße", "STRASSE", True),          # full case folding
-        ("STRASSE", "straße", True),
-        ("Ärzte", "äRZ", True),               # non-ASCII letters, both databases
-        ("ΣΊΣΥΦΟΣ", "σίσυφος", True),
-        ("Größe", "grösse", True),
-        ("100% off", "0% o", True),           # % is literal
-        ("100 off", "0% o", False),
-        ("a_b", "a_b", True),                 # _ is literal
-        ("axb", "a_b", False),
-        ("back\\slash", "k\\s", True),
-        ("Basic", "", True),
-    ])
+    @pytest.mark.parametrize(
+        ("stored", "needle", "found"),
+        [
+            ("Premium Plan", "premium", True),
+            ("Premium Plan", "UM PL", True),
+            ("Straße", "STRASSE", True),  # full case folding
+            ("STRASSE", "straße", True),
+            ("Ärzte", "äRZ", True),  # non-ASCII letters, both databases
+            ("ΣΊΣΥΦΟΣ", "σίσυφος", True),
+            ("Größe", "grösse", True),
+            ("100% off", "0% o", True),  # % is literal
+            ("100 off", "0% o", False),
+            ("a_b", "a_b", True),  # _ is literal
+            ("axb", "a_b", False),
+            ("back\\slash", "k\\s", True),
+            ("Basic", "", True),
+        ],
+    )
     async def test_plan_and_product_names(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape, stored: str,
-        needle: str, found: bool,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        stored: str,
+        needle: str,
+        found: bool,
     ):
         await one(session, ls, plan_name=stored, product_name=stored)
         assert await matches(client, ls, "plan_name", needle) is found
@@ -257,8 +334,10 @@ class TestNames:
             assert await ids_of(client, ls.operator, {"company_name": needle}) == [mine["id"]]
         assert await ids_of(client, ls.operator, {"company_name": "r%s"}) == []
         body = await listing(client, ls.operator, {"company_name": "müller"})
-        assert body["results"][0]["client"] == {"id": müller.id,
-                                                "company_name": "Müller_Söhne 100%"}
+        assert body["results"][0]["client"] == {
+            "id": müller.id,
+            "company_name": "Müller_Söhne 100%",
+        }
 
     async def test_derive_row_fills_the_folded_copies(self):
         row = derive_row({"plan_name": "Straße", "product_name": "ÄX", "id": 1})
@@ -270,30 +349,55 @@ class TestOrdering:
     @pytest.fixture
     async def three(self, session: AsyncSession, ls: Landscape) -> list[int]:
         rows = [
-            addendum_row(ls.client_account.id, id=3, plan_name="beta", plan_id=2,
-                         active_end=None, created_at=at("2025-01-02 00:00")),
-            addendum_row(ls.client_account.id, id=1, plan_name="Alpha", plan_id=2,
-                         active_end=at("2025-03-01 00:00"), created_at=at("2025-01-02 00:00")),
-            addendum_row(ls.client_account.id, id=2, plan_name="alpha", plan_id=1,
-                         active_end=at("2025-02-01 00:00"), created_at=at("2025-01-01 00:00")),
+            addendum_row(
+                ls.client_account.id,
+                id=3,
+                plan_name="beta",
+                plan_id=2,
+                active_end=None,
+                created_at=at("2025-01-02 00:00"),
+            ),
+            addendum_row(
+                ls.client_account.id,
+                id=1,
+                plan_name="Alpha",
+                plan_id=2,
+                active_end=at("2025-03-01 00:00"),
+                created_at=at("2025-01-02 00:00"),
+            ),
+            addendum_row(
+                ls.client_account.id,
+                id=2,
+                plan_name="alpha",
+                plan_id=1,
+                active_end=at("2025-02-01 00:00"),
+                created_at=at("2025-01-01 00:00"),
+            ),
         ]
         await insert_addendums(session, rows)
         return [1, 2, 3]
 
-    @pytest.mark.parametrize(("ordering", "expected"), [
-        (None, [1, 2, 3]),
-        ("-id", [3, 2, 1]),
-        ("plan_id", [2, 1, 3]),
-        ("-plan_id", [1, 3, 2]),              # ties completed by id ascending
-        ("plan_name", [1, 2, 3]),             # caseless: Alpha, alpha, beta
-        ("-plan_name", [3, 2, 1]),
-        ("active_range_end", [2, 1, 3]),      # no end = last
-        ("-active_range_end", [3, 1, 2]),     # no end = first
-        ("-created_at,plan_id", [1, 3, 2]),
-        ("created_at,-id", [2, 3, 1]),
-    ])
+    @pytest.mark.parametrize(
+        ("ordering", "expected"),
+        [
+            (None, [1, 2, 3]),
+            ("-id", [3, 2, 1]),
+            ("plan_id", [2, 1, 3]),
+            ("-plan_id", [1, 3, 2]),  # ties completed by id ascending
+            ("plan_name", [1, 2, 3]),  # caseless: Alpha, alpha, beta
+            ("-plan_name", [3, 2, 1]),
+            ("active_range_end", [2, 1, 3]),  # no end = last
+            ("-active_range_end", [3, 1, 2]),  # no end = first
+            ("-created_at,plan_id", [1, 3, 2]),
+            ("created_at,-id", [2, 3, 1]),
+        ],
+    )
     async def test_orders(
-        self, client: httpx.AsyncClient, ls: Landscape, three: list[int], ordering: str | None,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        three: list[int],
+        ordering: str | None,
         expected: list[int],
     ):
         params = {"ordering": ordering} if ordering else {}
@@ -316,8 +420,12 @@ class TestPages:
         assert first["count"] == 5 and first["previous"] is None
         nxt = urlsplit(first["next"])
         assert nxt.scheme == "http" and nxt.netloc == "testserver"
-        assert parse_qs(nxt.query) == {"status": ["active"], "ordering": ["-id"],
-                                       "limit": ["2"], "offset": ["2"]}
+        assert parse_qs(nxt.query) == {
+            "status": ["active"],
+            "ordering": ["-id"],
+            "limit": ["2"],
+            "offset": ["2"],
+        }
         seen = [r["id"] for r in first["results"]]
         url: str | None = first["next"]
         while url:
@@ -339,16 +447,24 @@ class TestPages:
     async def test_status_at_active_at_only_when_asked(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        await one(session, ls, status="upcoming", active_start=at("2025-01-01 00:00"),
-                  active_end=at("2025-02-01 00:00"))
+        await one(
+            session,
+            ls,
+            status="upcoming",
+            active_start=at("2025-01-01 00:00"),
+            active_end=at("2025-02-01 00:00"),
+        )
         [item] = (await listing(client, ls.operator))["results"]
         assert "status_at_active_at" not in item
         for t, expected in [("2024-12-31 23:59:59", None), ("2025-01-01 00:00:00", "active")]:
             body = await listing(client, ls.operator, {"active_at": t})
             assert [r["status_at_active_at"] for r in body["results"]] == (
-                [expected] if expected else [])
-        assert item["active_range"] == {"start": "2025-01-01T00:00:00Z",
-                                        "end": "2025-02-01T00:00:00Z"}
+                [expected] if expected else []
+            )
+        assert item["active_range"] == {
+            "start": "2025-01-01T00:00:00Z",
+            "end": "2025-02-01T00:00:00Z",
+        }
 
 
 class TestScoping:
@@ -375,14 +491,14 @@ class TestScoping:
         assert await ids_of(client, ls.reseller) == expected
         assert (await listing(client, ls.reseller, {"status": "active"}))["count"] == 2
         assert await ids_of(client, ls.other_reseller) == sorted(
-            [spread["paid"], spread["resold"], spread["foreign"]])
+            [spread["paid"], spread["resold"], spread["foreign"]]
+        )
 
     @pytest.mark.parametrize("caller", ["client_admin", "client_member"])
     async def test_account_sees_its_own_as_client_or_payer(
         self, client: httpx.AsyncClient, ls: Landscape, spread: dict[str, int], caller: str
     ):
-        assert await ids_of(client, getattr(ls, caller)) == sorted([spread["own"],
-                                                                    spread["paid"]])
+        assert await ids_of(client, getattr(ls, caller)) == sorted([spread["own"], spread["paid"]])
 
     async def test_filters_never_widen_the_scope(
         self, client: httpx.AsyncClient, ls: Landscape, spread: dict[str, int]
@@ -399,34 +515,54 @@ class TestCounters:
     """Counts kept by triggers equal real counts through inserts, upserts and deletes."""
 
     async def real_and_kept(self, session: AsyncSession) -> tuple[list, list]:
-        real = (await session.execute(text(
-            "SELECT status, product_id, count(*) FROM addendums GROUP BY status, product_id "
-            "ORDER BY 1, 2"))).all()
+        real = (
+            await session.execute(
+                text(
+                    "SELECT status, product_id, count(*) FROM addendums"
+                    " GROUP BY status, product_id ORDER BY 1, 2"
+                )
+            )
+        ).all()
         t = AddendumTotal
-        kept = (await session.execute(
-            select(t.status, t.product_id, func.sum(t.n)).group_by(t.status, t.product_id)
-            .having(func.sum(t.n) > 0).order_by(t.status, t.product_id)
-        )).all()
+        kept = (
+            await session.execute(
+                select(t.status, t.product_id, func.sum(t.n))
+                .group_by(t.status, t.product_id)
+                .having(func.sum(t.n) > 0)
+                .order_by(t.status, t.product_id)
+            )
+        ).all()
         await session.commit()  # end the read: SQLite's BEGIN IMMEDIATE would block requests
         return [tuple(r) for r in real], [tuple(r) for r in kept]
 
     async def test_counts_follow_every_write(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        rows = [addendum_row(ls.client_account.id, status=s, product_id=p)
-                for s in ("active", "paused") for p in (1, 2) for _ in range(3)]
+        rows = [
+            addendum_row(ls.client_account.id, status=s, product_id=p)
+            for s in ("active", "paused")
+            for p in (1, 2)
+            for _ in range(3)
+        ]
         await insert_addendums(session, rows)
         real, kept = await self.real_and_kept(session)
         assert real == kept
-        await session.execute(update(Addendum).where(Addendum.id == rows[0]["id"])
-                              .values(status="stopped", product_id=5, reseller_id=3))
+        await session.execute(
+            update(Addendum)
+            .where(Addendum.id == rows[0]["id"])
+            .values(status="stopped", product_id=5, reseller_id=3)
+        )
         await session.execute(delete(Addendum).where(Addendum.id == rows[1]["id"]))
         await session.commit()
         real, kept = await self.real_and_kept(session)
         assert real == kept
-        per_client = (await session.execute(
-            select(AddendumCount.reseller_key, AddendumCount.n)
-            .where(AddendumCount.status == "stopped"))).all()
+        per_client = (
+            await session.execute(
+                select(AddendumCount.reseller_key, AddendumCount.n).where(
+                    AddendumCount.status == "stopped"
+                )
+            )
+        ).all()
         await session.commit()
         assert [tuple(r) for r in per_client] == [(3, 1)]
         body = await listing(client, ls.operator, [("status", "active"), ("product_id", "1")])
@@ -435,8 +571,13 @@ class TestCounters:
     async def test_count_of_a_reseller_with_a_null_reseller_filter(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        await insert_addendums(session, [addendum_row(ls.client_account.id, reseller_id=None),
-                                         addendum_row(ls.client_account.id, reseller_id=0)])
+        await insert_addendums(
+            session,
+            [
+                addendum_row(ls.client_account.id, reseller_id=None),
+                addendum_row(ls.client_account.id, reseller_id=0),
+            ],
+        )
         body = await listing(client, ls.reseller, {"reseller_id": "null"})
         assert body["count"] == 1 and len(body["results"]) == 1
 

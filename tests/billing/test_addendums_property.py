@@ -23,8 +23,20 @@ from tests.billing import reference as ref
 from tests.billing.helpers import addendum_row, insert_addendums, listing
 from tests.factories import Landscape, landscape, make_client, make_key, make_user
 
-PLAN_NAMES = ["Basic", "BASIC plus", "Straße", "STRASSE 2", "Ärger", "ärger x", "100% off",
-              "a_b", "a%b", "Ωmega", "ωMEGA", "İstanbul"]
+PLAN_NAMES = [
+    "Basic",
+    "BASIC plus",
+    "Straße",
+    "STRASSE 2",
+    "Ärger",
+    "ärger x",
+    "100% off",
+    "a_b",
+    "a%b",
+    "Ωmega",
+    "ωMEGA",
+    "İstanbul",
+]
 PRODUCT_NAMES = ["CDN", "Cdn Pro", "Größe", "GRÖSSE", "x_y"]
 COMPANY_NAMES = ["Müller & Söhne", "MÜLLER AG", "50% Corp", "a_b Ltd"]
 NEEDLES = ["basic", "ss", "ß", "ÄR", "%", "_", "a_b", "a%", "%_", "ωm", "", "x", "ü", "İ", "i̇"]
@@ -45,10 +57,12 @@ async def world(session: AsyncSession) -> World:
     w = World()
     w.ls = ls = await landscape(session)
     extra = [
-        await make_client(session, company_name=COMPANY_NAMES[0],
-                          reseller_id=ls.reseller_account.id),
-        await make_client(session, company_name=COMPANY_NAMES[1],
-                          reseller_id=ls.other_reseller_account.id),
+        await make_client(
+            session, company_name=COMPANY_NAMES[0], reseller_id=ls.reseller_account.id
+        ),
+        await make_client(
+            session, company_name=COMPANY_NAMES[1], reseller_id=ls.other_reseller_account.id
+        ),
         await make_client(session, company_name=COMPANY_NAMES[2]),
         await make_client(session, company_name=COMPANY_NAMES[3]),
     ]
@@ -79,22 +93,24 @@ def rows(draw: st.DrawFn, clients: list[int], resellers: list[int]) -> list[dict
         start = draw(instants(8))
         end = draw(st.one_of(st.none(), instants(8)))
         product_id = draw(st.sampled_from(sorted(PRODUCTS)))
-        out.append(addendum_row(
-            draw(st.sampled_from(clients)),
-            id=1000 + i,
-            payer_id=draw(st.sampled_from([None, 7, *clients[-2:]])),
-            provider_id=draw(st.sampled_from([None, 1, 2])),
-            reseller_id=draw(st.sampled_from([None, 0, *resellers])),
-            status=draw(st.sampled_from(STATUSES)),
-            active_start=start,
-            active_end=end,
-            created_at=draw(instants(8)) + timedelta(seconds=draw(st.sampled_from([0, 1]))),
-            currency_id=draw(st.sampled_from([1, 2])),
-            plan_id=draw(st.sampled_from([10, 11, 12])),
-            plan_name=draw(st.sampled_from(PLAN_NAMES)),
-            product_id=product_id,
-            product_name=draw(st.sampled_from(PRODUCT_NAMES)),
-        ))
+        out.append(
+            addendum_row(
+                draw(st.sampled_from(clients)),
+                id=1000 + i,
+                payer_id=draw(st.sampled_from([None, 7, *clients[-2:]])),
+                provider_id=draw(st.sampled_from([None, 1, 2])),
+                reseller_id=draw(st.sampled_from([None, 0, *resellers])),
+                status=draw(st.sampled_from(STATUSES)),
+                active_start=start,
+                active_end=end,
+                created_at=draw(instants(8)) + timedelta(seconds=draw(st.sampled_from([0, 1]))),
+                currency_id=draw(st.sampled_from([1, 2])),
+                plan_id=draw(st.sampled_from([10, 11, 12])),
+                plan_name=draw(st.sampled_from(PLAN_NAMES)),
+                product_id=product_id,
+                product_name=draw(st.sampled_from(PRODUCT_NAMES)),
+            )
+        )
     return out
 
 
@@ -118,8 +134,9 @@ def queries(draw: st.DrawFn, clients: list[int], resellers: list[int]) -> list[t
         "active_end_to": lambda: _instant_text(draw, False),
         "created_after": lambda: _instant_text(draw, True),
         "created_before": lambda: _instant_text(draw, True),
-        "created_on": lambda: draw(st.sampled_from(["2024-12-31", "2025-01-01", "2025-01-02",
-                                                    "2025-01-03"])),
+        "created_on": lambda: draw(
+            st.sampled_from(["2024-12-31", "2025-01-01", "2025-01-02", "2025-01-03"])
+        ),
         "id": lambda: str(draw(st.integers(1000, 1015))),
         "company_name": lambda: draw(st.sampled_from(NEEDLES + ["müller", "COMPANY"])),
         "plan_name": lambda: draw(st.sampled_from(NEEDLES)),
@@ -138,18 +155,33 @@ def queries(draw: st.DrawFn, clients: list[int], resellers: list[int]) -> list[t
         "product_internal_name": st.sampled_from(["CDN", "STORAGE", "DNS", "CLOUD"]),
         "status": st.sampled_from(STATUSES),
     }
-    names = draw(st.lists(st.sampled_from(sorted(choices) + sorted(lists)), min_size=1,
-                          max_size=3, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(sorted(choices) + sorted(lists)), min_size=1, max_size=3, unique=True
+        )
+    )
     for name in names:
         if name in choices:
             params.append((name, choices[name]()))
         else:
             for value in draw(st.lists(lists[name], min_size=1, max_size=3)):
                 params.append((name, value))
-    fields = ["created_at", "active_range_start", "active_range_end", "id", "client_id",
-              "plan_name", "plan_id", "product_name", "product_id"]
-    order = draw(st.lists(st.sampled_from(fields).flatmap(
-        lambda f: st.sampled_from([f, "-" + f])), max_size=3))
+    fields = [
+        "created_at",
+        "active_range_start",
+        "active_range_end",
+        "id",
+        "client_id",
+        "plan_name",
+        "plan_id",
+        "product_name",
+        "product_id",
+    ]
+    order = draw(
+        st.lists(
+            st.sampled_from(fields).flatmap(lambda f: st.sampled_from([f, "-" + f])), max_size=3
+        )
+    )
     if order:
         if draw(st.booleans()):
             params.append(("ordering", ",".join(order)))
@@ -164,15 +196,19 @@ def draw_plan(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
     """How a page is read (sorted from the filters' indexes, walked in id order, or left
     to the planner) depends on thresholds far above these tables: drawn."""
     sort_at_most, walk_at_most = data.draw(
-        st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan")
+        st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan"
+    )
     monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
     monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
 
 
 def examples(n: int) -> Any:
-    return settings(max_examples=n, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+    return settings(
+        max_examples=n,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
 
 
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -180,7 +216,11 @@ class TestAgainstReference:
     @examples(35)
     @given(data=st.data())
     async def test_pages_match_the_reference(
-        self, client: httpx.AsyncClient, session: AsyncSession, world: World, data: st.DataObject,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        world: World,
+        data: st.DataObject,
         monkeypatch: pytest.MonkeyPatch,
     ):
         draw_plan(data, monkeypatch)
@@ -191,20 +231,23 @@ class TestAgainstReference:
         for _ in range(3):
             token, viewer = data.draw(st.sampled_from(world.viewers), label="caller")
             params = data.draw(queries(world.clients, resellers), label="query")
-            count, ids = ref.expected(table, params, viewer, world.client_reseller,
-                                      world.companies)
+            count, ids = ref.expected(table, params, viewer, world.client_reseller, world.companies)
             body = await listing(client, token, params)
             assert (body["count"], [r["id"] for r in body["results"]]) == (count, ids), params
             limit = int(dict(params)["limit"])
             offset = int(dict(params)["offset"])
             assert (body["next"] is not None) == (offset + limit < count)
             assert (body["previous"] is not None) == (offset > 0)
-            assert all("status_at_active_at" not in item for item in body["results"]
-                       if "active_at" not in dict(params))
+            assert all(
+                "status_at_active_at" not in item
+                for item in body["results"]
+                if "active_at" not in dict(params)
+            )
         # status_at_active_at of every row, at an instant on the grid (often a boundary)
         t = data.draw(instants(9), label="active_at")
-        body = await listing(client, world.ls.operator,
-                             {"active_at": t.strftime("%Y-%m-%d %H:%M:%S"), "limit": 100})
+        body = await listing(
+            client, world.ls.operator, {"active_at": t.strftime("%Y-%m-%d %H:%M:%S"), "limit": 100}
+        )
         by_id = {r["id"]: r for r in table}
         assert body["count"] == sum(ref.is_active(r, t) for r in table)
         for item in body["results"]:
@@ -219,20 +262,27 @@ def created_rows(draw: st.DrawFn, client_id: int) -> list[dict[str, Any]]:
     bounds then span other days' ids."""
     n = draw(st.integers(1, 16))
     ids = draw(st.permutations(range(1000, 1000 + n)))
-    offsets = [timedelta(0), timedelta(microseconds=1), timedelta(microseconds=-1),
-               timedelta(seconds=1)]
-    return [addendum_row(client_id, id=ids[i],
-                         created_at=draw(instants(12)) + draw(st.sampled_from(offsets)))
-            for i in range(n)]
+    offsets = [
+        timedelta(0),
+        timedelta(microseconds=1),
+        timedelta(microseconds=-1),
+        timedelta(seconds=1),
+    ]
+    return [
+        addendum_row(
+            client_id, id=ids[i], created_at=draw(instants(12)) + draw(st.sampled_from(offsets))
+        )
+        for i in range(n)
+    ]
 
 
 @st.composite
 def creation_queries(draw: st.DrawFn) -> list[tuple[str, str]]:
     def instant_text() -> str:
-        t = draw(instants(13)) + draw(st.sampled_from(
-            [timedelta(0), timedelta(microseconds=1), timedelta(microseconds=-1)]))
-        form = draw(st.sampled_from(["%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%d %H:%M:%S.%f",
-                                     "%Y-%m-%d"]))
+        t = draw(instants(13)) + draw(
+            st.sampled_from([timedelta(0), timedelta(microseconds=1), timedelta(microseconds=-1)])
+        )
+        form = draw(st.sampled_from(["%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d"]))
         return t.strftime(form)
 
     choices = {
@@ -240,8 +290,7 @@ def creation_queries(draw: st.DrawFn) -> list[tuple[str, str]]:
         "created_before": instant_text,
         "created_on": lambda: draw(instants(13)).strftime("%Y-%m-%d"),
     }
-    names = draw(st.lists(st.sampled_from(sorted(choices)), min_size=1, max_size=3,
-                          unique=True))
+    names = draw(st.lists(st.sampled_from(sorted(choices)), min_size=1, max_size=3, unique=True))
     params = [(name, choices[name]()) for name in names]
     params.append(("ordering", draw(st.sampled_from(["id", "-id", "created_at,-id"]))))
     params.append(("limit", str(draw(st.sampled_from([1, 2, 5, 100])))))
@@ -256,7 +305,11 @@ class TestCreationRangesAgainstReference:
     @examples(25)
     @given(data=st.data())
     async def test_pages_match_the_reference(
-        self, client: httpx.AsyncClient, session: AsyncSession, world: World, data: st.DataObject,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        world: World,
+        data: st.DataObject,
         monkeypatch: pytest.MonkeyPatch,
     ):
         draw_plan(data, monkeypatch)
@@ -265,7 +318,8 @@ class TestCreationRangesAgainstReference:
         await insert_addendums(session, table)
         for _ in range(4):
             params = data.draw(creation_queries(), label="query")
-            count, ids = ref.expected(table, params, ref.Viewer("operator"),
-                                      world.client_reseller, world.companies)
+            count, ids = ref.expected(
+                table, params, ref.Viewer("operator"), world.client_reseller, world.companies
+            )
             body = await listing(client, world.ls.operator, params)
             assert (body["count"], [r["id"] for r in body["results"]]) == (count, ids), params

@@ -35,15 +35,24 @@ class TestDayCounters:
     async def test_counters_follow_inserts_updates_and_deletes(
         self, session: AsyncSession, ls: Landscape
     ):
-        instants = ["2025-01-01 00:00", "2025-01-01 23:59:59.999999", "2025-01-02 00:00",
-                    "2024-12-31 23:59:59.999999", "0001-01-01 00:00",
-                    "9999-12-31 23:59:59.999999", "1969-12-31 12:00"]
-        rows = [addendum_row(ls.client_account.id, id=100 + i, created_at=at(t))
-                for i, t in enumerate(instants * 3)]
+        instants = [
+            "2025-01-01 00:00",
+            "2025-01-01 23:59:59.999999",
+            "2025-01-02 00:00",
+            "2024-12-31 23:59:59.999999",
+            "0001-01-01 00:00",
+            "9999-12-31 23:59:59.999999",
+            "1969-12-31 12:00",
+        ]
+        rows = [
+            addendum_row(ls.client_account.id, id=100 + i, created_at=at(t))
+            for i, t in enumerate(instants * 3)
+        ]
         await insert_addendums(session, rows)
         await days_match_rows(session)
-        await session.execute(update(Addendum).where(Addendum.id == 100)
-                              .values(created_at=at("2030-06-01 12:00")))
+        await session.execute(
+            update(Addendum).where(Addendum.id == 100).values(created_at=at("2030-06-01 12:00"))
+        )
         await session.execute(update(Addendum).where(Addendum.id == 101).values(id=9_000_001))
         await session.execute(update(Addendum).where(Addendum.id == 102).values(status="paused"))
         await session.execute(delete(Addendum).where(Addendum.id.in_([103, 110])))
@@ -66,10 +75,18 @@ class TestDayCounters:
 # Rows around the midnights of 2025-05-14..16 and at the ends of time; ids not in
 # creation order, so that a day's bounds span ids of other days.
 CREATED = [
-    "2025-05-14 00:00", "2025-05-14 12:00", "2025-05-14 23:59:59.999999",
-    "2025-05-15 00:00", "2025-05-15 00:00:00.000001", "2025-05-15 11:59:59",
-    "2025-05-15 12:00", "2025-05-15 23:59:59.999999", "2025-05-16 00:00",
-    "2025-05-16 00:00:00.000001", "2025-05-17 08:00", "0001-01-01 00:00",
+    "2025-05-14 00:00",
+    "2025-05-14 12:00",
+    "2025-05-14 23:59:59.999999",
+    "2025-05-15 00:00",
+    "2025-05-15 00:00:00.000001",
+    "2025-05-15 11:59:59",
+    "2025-05-15 12:00",
+    "2025-05-15 23:59:59.999999",
+    "2025-05-16 00:00",
+    "2025-05-16 00:00:00.000001",
+    "2025-05-17 08:00",
+    "0001-01-01 00:00",
     "9999-12-31 23:59:59.999999",
 ]
 IDS = [7, 3, 11, 1, 13, 5, 2, 9, 4, 12, 6, 8, 10]
@@ -77,8 +94,10 @@ IDS = [7, 3, 11, 1, 13, 5, 2, 9, 4, 12, 6, 8, 10]
 
 @pytest.fixture
 async def table(session: AsyncSession, ls: Landscape) -> list[dict[str, Any]]:
-    rows = [addendum_row(ls.client_account.id, id=i, created_at=at(t))
-            for i, t in zip(IDS, CREATED, strict=True)]
+    rows = [
+        addendum_row(ls.client_account.id, id=i, created_at=at(t))
+        for i, t in zip(IDS, CREATED, strict=True)
+    ]
     await insert_addendums(session, rows)
     return rows
 
@@ -88,7 +107,7 @@ def expected(rows: list[dict[str, Any]], params: dict[str, str]) -> tuple[int, l
 
 
 RANGES = [
-    {"created_after": "2025-05-15"},                       # midnight itself excluded
+    {"created_after": "2025-05-15"},  # midnight itself excluded
     {"created_after": "2025-05-14T23:59:59.999999Z"},
     {"created_after": "2025-05-15T12:00:00Z"},
     {"created_before": "2025-05-15"},
@@ -119,7 +138,10 @@ RANGES = [
 class TestCreationRangeCounts:
     @pytest.mark.parametrize("params", RANGES)
     async def test_count_and_page_match_the_semantics(
-        self, client: httpx.AsyncClient, ls: Landscape, table: list[dict[str, Any]],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        table: list[dict[str, Any]],
         params: dict[str, str],
     ):
         body = await listing(client, ls.operator, {**params, "limit": 100})
@@ -128,13 +150,22 @@ class TestCreationRangeCounts:
     @pytest.mark.parametrize("ordering", ["id", "-id", "created_at", "-created_at,id"])
     @pytest.mark.parametrize("plan", [(20_000, 20_000), (0, 0)])  # walk; no walk, no sort
     async def test_every_page(
-        self, client: httpx.AsyncClient, ls: Landscape, table: list[dict[str, Any]],
-        monkeypatch: pytest.MonkeyPatch, ordering: str, plan: tuple[int, int],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        table: list[dict[str, Any]],
+        monkeypatch: pytest.MonkeyPatch,
+        ordering: str,
+        plan: tuple[int, int],
     ):
         monkeypatch.setattr(service, "SORT_AT_MOST", plan[0])
         monkeypatch.setattr(service, "WALK_AT_MOST", plan[1])
-        params = {"created_after": "2025-05-14T12:00:00Z", "created_before": "2025-05-17",
-                  "ordering": ordering, "limit": "2"}
+        params = {
+            "created_after": "2025-05-14T12:00:00Z",
+            "created_before": "2025-05-17",
+            "ordering": ordering,
+            "limit": "2",
+        }
         count, ids = expected(table, {**params, "limit": "100"})
         seen = []
         for offset in range(0, count + 2, 2):
@@ -144,31 +175,48 @@ class TestCreationRangeCounts:
         assert seen == ids
 
     async def test_bounds_stay_bounds_after_rows_move_and_go(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
         table: list[dict[str, Any]],
     ):
-        await session.execute(update(Addendum).where(Addendum.id == 5)
-                              .values(created_at=at("2025-05-16 06:00")))
+        await session.execute(
+            update(Addendum).where(Addendum.id == 5).values(created_at=at("2025-05-16 06:00"))
+        )
         await session.execute(update(Addendum).where(Addendum.id == 2).values(id=99))
         await session.execute(delete(Addendum).where(Addendum.id == 1))
         await session.commit()
         moved = {5: at("2025-05-16 06:00")}
-        rows = [{**r, "created_at": moved.get(r["id"], r["created_at"]),
-                 "id": 99 if r["id"] == 2 else r["id"]} for r in table if r["id"] != 1]
-        for params in ({"created_on": "2025-05-15"}, {"created_on": "2025-05-16"},
-                       {"created_after": "2025-05-15", "created_before": "2025-05-17"}):
+        rows = [
+            {
+                **r,
+                "created_at": moved.get(r["id"], r["created_at"]),
+                "id": 99 if r["id"] == 2 else r["id"],
+            }
+            for r in table
+            if r["id"] != 1
+        ]
+        for params in (
+            {"created_on": "2025-05-15"},
+            {"created_on": "2025-05-16"},
+            {"created_after": "2025-05-15", "created_before": "2025-05-17"},
+        ):
             body = await listing(client, ls.operator, {**params, "limit": 100})
-            assert (body["count"], [r["id"] for r in body["results"]]) == \
-                expected(rows, params), params
+            assert (body["count"], [r["id"] for r in body["results"]]) == expected(rows, params), (
+                params
+            )
 
     async def test_the_last_day_counted_from_rows(
-        self, client: httpx.AsyncClient, ls: Landscape, table: list[dict[str, Any]],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        table: list[dict[str, Any]],
     ):
         # Not the operator, so not the day counters: the filter's own SQL (its day's
         # end is 9999-12-31 23:59:59.999999, not a next day that does not exist).
         for token in (ls.client_member, ls.operator):
-            body = await listing(client, token, {"created_on": "9999-12-31",
-                                                 "status": "active"})
+            body = await listing(client, token, {"created_on": "9999-12-31", "status": "active"})
             assert [r["id"] for r in body["results"]] == [10]
 
     def test_other_callers_and_filters_count_rows(self):
@@ -178,8 +226,9 @@ class TestCreationRangeCounts:
 
         operator, reseller = caller(superuser=True), caller(account_type="reseller")
         assert kind(operator, created_on="2025-05-15") is Counter.DAYS
-        assert kind(operator, created_after="2025-05-15",
-                    created_before="2025-06-01") is Counter.DAYS
+        assert (
+            kind(operator, created_after="2025-05-15", created_before="2025-06-01") is Counter.DAYS
+        )
         assert kind(operator, created_on="2025-05-15", status=["active"]) is None
         assert kind(reseller, created_on="2025-05-15") is None
         assert kind(operator) is Counter.TOTALS
@@ -189,9 +238,16 @@ class TestCreationRangeCounts:
 
 
 def caller(superuser: bool = False, account_type: str = "common") -> Caller:
-    return Caller(user_id=1, user_email="u@example.com", superuser=superuser,
-                  group_ids=frozenset({1}), key_id=1, account_id=2, account_type=account_type,
-                  account_reseller_id=None)
+    return Caller(
+        user_id=1,
+        user_email="u@example.com",
+        superuser=superuser,
+        group_ids=frozenset({1}),
+        key_id=1,
+        account_id=2,
+        account_type=account_type,
+        account_reseller_id=None,
+    )
 
 
 class TestDayRange:
@@ -213,10 +269,13 @@ class TestDayRange:
         assert days.head_from == days.head_to == FIRST
         assert days.tail_from > days.tail_last
 
-    @pytest.mark.parametrize("params", [
-        {"created_after": "9999-12-31T23:59:59.999999Z"},
-        {"created_before": "0001-01-01"},
-        {"created_on": "2025-05-15", "created_before": "2025-05-15"},
-    ])
+    @pytest.mark.parametrize(
+        "params",
+        [
+            {"created_after": "9999-12-31T23:59:59.999999Z"},
+            {"created_before": "0001-01-01"},
+            {"created_on": "2025-05-15", "created_before": "2025-05-15"},
+        ],
+    )
     def test_nothing_can_match(self, params: dict[str, str]):
         assert creation_range(self.q(**params)) is None

@@ -14,9 +14,16 @@ from cloudadmin.billing.addendums.tables import addendums
 
 
 def caller(superuser: bool = False, account_type: str = "common") -> Caller:
-    return Caller(user_id=1, user_email="u@example.com", superuser=superuser,
-                  group_ids=frozenset({1}), key_id=1, account_id=2, account_type=account_type,
-                  account_reseller_id=None)
+    return Caller(
+        user_id=1,
+        user_email="u@example.com",
+        superuser=superuser,
+        group_ids=frozenset({1}),
+        key_id=1,
+        account_id=2,
+        account_type=account_type,
+        account_reseller_id=None,
+    )
 
 
 OPERATOR, RESELLER = caller(superuser=True), caller(account_type="reseller")
@@ -62,5 +69,4 @@ def test_counters():
     assert counted_by(caller(), company_name="acme") is counting.FromRows
     assert counted_by(OPERATOR, company_name="acme", plan_id=["1"]) is counting.FromRows
     assert counted_by(OPERATOR, created_on="2025-01-01") is counting.FromDays
-    assert counting.counter_for(plan(OPERATOR, status=["active"]).where,
-                                OPERATOR) is Counter.TOTALS
+    assert counting.counter_for(plan(OPERATOR, status=["active"]).where, OPERATOR) is Counter.TOTALS

@@ -9,16 +9,17 @@ import sys
 import time
 
 
-def run_in_terminal(
-    *args: str, env: dict[str, str], timeout: float = 120
-) -> tuple[int, str]:
+def run_in_terminal(*args: str, env: dict[str, str], timeout: float = 120) -> tuple[int, str]:
     """Exit code and everything the command wrote to its terminal (stdout and stderr)."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", *args],
         # A terminal that rich draws on; the width keeps lines on one row.
         env={**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"},
-        stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        close_fds=True,
     )
     os.close(slave)
     chunks: list[bytes] = []

@@ -22,12 +22,15 @@ from tests.importer.documents import example
 
 
 @pytest.fixture
-async def env(settings: Settings, database_url: str, app: object, tmp_path: Path
-              ) -> dict[str, str]:
+async def env(settings: Settings, database_url: str, app: object, tmp_path: Path) -> dict[str, str]:
     """The example landscape (users 1, 10, 20; keys 1, 2, 3) in the emptied test database."""
     await load_into(settings, example())
-    return {**os.environ, "CLOUDADMIN_DATABASE_URL": database_url,
-            "CLOUDADMIN_SECRET_KEY": "test-secret-key", "CLOUDADMIN_DATA_DIR": str(tmp_path)}
+    return {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": database_url,
+        "CLOUDADMIN_SECRET_KEY": "test-secret-key",
+        "CLOUDADMIN_DATA_DIR": str(tmp_path),
+    }
 
 
 async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,8 +48,9 @@ async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
             get_settings.cache_clear()
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
-        return subprocess.CompletedProcess(["cloudadmin", "apikey", *args], result.exit_code,
-                                           result.stdout, result.stderr)
+        return subprocess.CompletedProcess(
+            ["cloudadmin", "apikey", *args], result.exit_code, result.stdout, result.stderr
+        )
 
     return await asyncio.to_thread(run)
 
@@ -60,8 +64,11 @@ async def stored(
     session: AsyncSession, key_id: int
 ) -> Row[tuple[str | None, datetime | None, int]]:
     """name, expires_at, user_id of a key."""
-    found = (await session.execute(select(ApiKey.name, ApiKey.expires_at, ApiKey.user_id)
-                                   .where(ApiKey.id == key_id))).one()
+    found = (
+        await session.execute(
+            select(ApiKey.name, ApiKey.expires_at, ApiKey.user_id).where(ApiKey.id == key_id)
+        )
+    ).one()
     await session.rollback()  # an open transaction on SQLite holds the write lock
     return found
 
@@ -84,8 +91,9 @@ class TestCreate:
         assert done.returncode == 0, done.stderr
         key = await stored(session, int(done.stdout.split("_")[0]))
         assert key.expires_at is not None
-        assert before + timedelta(days=30) <= key.expires_at <= datetime.now(UTC) + timedelta(
-            days=30)
+        assert (
+            before + timedelta(days=30) <= key.expires_at <= datetime.now(UTC) + timedelta(days=30)
+        )
 
     async def test_a_date_expires_at_its_midnight_utc(
         self, env: dict[str, str], session: AsyncSession
@@ -103,9 +111,13 @@ class TestCreate:
         key = await stored(session, int(done.stdout.split("_")[0]))
         assert key.expires_at == datetime(2031, 2, 3, 10, tzinfo=UTC)
 
-    @pytest.mark.parametrize(("value", "message"), [
-        ("soon", "Enter a date"), ("2001-01-01", "Must be in the future."),
-    ])
+    @pytest.mark.parametrize(
+        ("value", "message"),
+        [
+            ("soon", "Enter a date"),
+            ("2001-01-01", "Must be in the future."),
+        ],
+    )
     async def test_a_bad_expiry_is_a_usage_error_and_stores_nothing(
         self, env: dict[str, str], session: AsyncSession, value: str, message: str
     ) -> None:
@@ -125,13 +137,22 @@ class TestList:
     async def test_every_key_is_listed_without_its_secret_or_hash(
         self, env: dict[str, str], session: AsyncSession
     ) -> None:
-        created = await cli(env, "create", "--user", "20", "--name", "ci",
-                            "--expires", "2031-02-03")
+        created = await cli(
+            env, "create", "--user", "20", "--name", "ci", "--expires", "2031-02-03"
+        )
         done = await cli(env, "list")
         assert (done.returncode, done.stderr) == (0, "")
         lines = done.stdout.splitlines()
-        assert lines[0].split() == ["ID", "USER", "NAME", "CREATED", "EXPIRES", "LAST", "USE",
-                                    "STATE"]
+        assert lines[0].split() == [
+            "ID",
+            "USER",
+            "NAME",
+            "CREATED",
+            "EXPIRES",
+            "LAST",
+            "USE",
+            "STATE",
+        ]
         assert [line.split()[0] for line in lines[1:]] == ["1", "2", "3", "4"]
         assert lines[4].split()[1:4] == ["20", "owner@shop.example", "ci"]
         assert "2031-02-03T00:00:00Z" in lines[4] and lines[4].endswith("active")
@@ -141,9 +162,7 @@ class TestList:
         for hidden in (secret, "client-secret", *hashes):
             assert hidden not in done.stdout
 
-    async def test_the_user_option_lists_only_that_users_keys(
-        self, env: dict[str, str]
-    ) -> None:
+    async def test_the_user_option_lists_only_that_users_keys(self, env: dict[str, str]) -> None:
         done = await cli(env, "list", "--user", "10")
         assert done.returncode == 0, done.stderr
         assert [line.split()[0] for line in done.stdout.splitlines()[1:]] == ["2"]

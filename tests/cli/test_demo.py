@@ -35,8 +35,7 @@ from tests.servers import free_port, wait_until_healthy
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = {"operator", "reseller", "client_admin", "client_member", "engineer",
-         "other_client_admin"}
+KINDS = {"operator", "reseller", "client_admin", "client_member", "engineer", "other_client_admin"}
 RABBIT_URL = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
 
@@ -54,23 +53,31 @@ def data_dir(tmp_path: Path) -> Path:
 def demo_env(data_dir: Path) -> dict[str, str]:
     """The embedded default (no database URL, no secret key): what scripts/demo runs.
     The probes look where nothing listens unless a test says otherwise."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CLOUDADMIN_") or k.startswith("CLOUDADMIN_TEST_")}
-    env.update({
-        "CLOUDADMIN_DATA_DIR": str(data_dir),
-        "CLOUDADMIN_RUN_DISPATCHER": "false",
-        "CLOUDADMIN_DEMO_AMQP_URL": f"amqp://guest:guest@{closed_address()}/%2F",
-        "CLOUDADMIN_DEMO_SMTP_SERVER": closed_address(),
-        "PYTHONPATH": str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", ""),
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CLOUDADMIN_") or k.startswith("CLOUDADMIN_TEST_")
+    }
+    env.update(
+        {
+            "CLOUDADMIN_DATA_DIR": str(data_dir),
+            "CLOUDADMIN_RUN_DISPATCHER": "false",
+            "CLOUDADMIN_DEMO_AMQP_URL": f"amqp://guest:guest@{closed_address()}/%2F",
+            "CLOUDADMIN_DEMO_SMTP_SERVER": closed_address(),
+            "PYTHONPATH": str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", ""),
+        }
+    )
     return env
 
 
 @pytest.fixture
 def url_env(demo_env: dict[str, str], database_url: str, app: object) -> dict[str, str]:
     """An explicit database: the test database (SQLite or PostgreSQL), emptied by `app`."""
-    return {**demo_env, "CLOUDADMIN_DATABASE_URL": database_url,
-            "CLOUDADMIN_SECRET_KEY": "demo-test-secret"}
+    return {
+        **demo_env,
+        "CLOUDADMIN_DATABASE_URL": database_url,
+        "CLOUDADMIN_SECRET_KEY": "demo-test-secret",
+    }
 
 
 @dataclass
@@ -99,11 +106,13 @@ def demo(env: dict[str, str], logs: Path, *args: str) -> Iterator[Started]:
     with out.open("w") as out_file, err.open("w") as err_file:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cloudadmin", "serve", "--demo", "--port", str(port), *args],
-            env=env, stdout=out_file, stderr=err_file)
+            env=env,
+            stdout=out_file,
+            stderr=err_file,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until_healthy(base, proc, lambda: f"{out.read_text()}\n{err.read_text()}",
-                           timeout=120)
+        wait_until_healthy(base, proc, lambda: f"{out.read_text()}\n{err.read_text()}", timeout=120)
         started = Started(base, parse_keys(out.read_text()), out.read_text(), err.read_text())
         # The demo's own steps ran before the server answered. (What the dispatcher logs
         # later is the dispatcher's business.)
@@ -116,13 +125,23 @@ def demo(env: dict[str, str], logs: Path, *args: str) -> Iterator[Started]:
 
 def serve_demo_expecting_exit(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "cloudadmin", "serve", "--demo", "--port", str(free_port()),
-         *args], env=env, capture_output=True, text=True, timeout=120)
+        [sys.executable, "-m", "cloudadmin", "serve", "--demo", "--port", str(free_port()), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def cli(env: dict[str, str], *args: str, stdin: str | None = None) -> None:
-    done = subprocess.run([sys.executable, "-m", "cloudadmin", *args], env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "cloudadmin", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -131,14 +150,20 @@ def status(base: str, token: str, path: str = "/cloud/v1/users") -> int:
 
 
 def add_seller(base: str, reseller_key: str, email: str) -> None:
-    r = httpx.post(f"{base}/iam/admin/sellers", json={"email": email, "full_name": "Kept"},
-                   headers={"Authorization": f"apikey {reseller_key}"})
+    r = httpx.post(
+        f"{base}/iam/admin/sellers",
+        json={"email": email, "full_name": "Kept"},
+        headers={"Authorization": f"apikey {reseller_key}"},
+    )
     assert r.status_code == 200, r.text
 
 
 def seller_emails(base: str, reseller_key: str) -> set[str]:
-    r = httpx.get(f"{base}/iam/admin/sellers", params={"limit": 1000},
-                  headers={"Authorization": f"apikey {reseller_key}"})
+    r = httpx.get(
+        f"{base}/iam/admin/sellers",
+        params={"limit": 1000},
+        headers={"Authorization": f"apikey {reseller_key}"},
+    )
     assert r.status_code == 200, r.text
     return {s["email"] for s in r.json()["results"]}
 
@@ -190,8 +215,13 @@ class TestRefusal:
         assert snapshot(database_url) == before
 
     def test_reset_without_demo_is_an_error(self, demo_env: dict[str, str]):
-        done = subprocess.run([sys.executable, "-m", "cloudadmin", "serve", "--reset"],
-                              env=demo_env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "cloudadmin", "serve", "--reset"],
+            env=demo_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2 and "--reset goes with --demo" in done.stderr
 
 
@@ -204,7 +234,8 @@ class TestFirstStart:
             for kind, token in started.keys.items():
                 assert status(started.base, token) == 200, kind
             assert "jane.seller@acme.example" in seller_emails(
-                started.base, started.keys["reseller"])
+                started.base, started.keys["reseller"]
+            )
             assert "demo landscape loaded" in started.out
         assert (data_dir / "demo.db").exists()
         assert not (data_dir / "cloudadmin.db").exists()
@@ -239,15 +270,17 @@ class TestRestart:
         self, demo_env: dict[str, str], tmp_path: Path
     ):
         with demo(demo_env, tmp_path / "logs") as first:
-            r = httpx.delete(f"{first.base}/iam/clients/2001/tokens/4",
-                             headers={"Authorization": f"apikey {first.keys['client_admin']}"})
+            r = httpx.delete(
+                f"{first.base}/iam/clients/2001/tokens/4",
+                headers={"Authorization": f"apikey {first.keys['client_admin']}"},
+            )
             assert r.status_code == 204, r.text
         with demo(demo_env, tmp_path / "logs") as second:
-            member = next(line for line in second.out.splitlines()
-                          if line.split()[:1] == ["client_member"])
+            member = next(
+                line for line in second.out.splitlines() if line.split()[:1] == ["client_member"]
+            )
             assert "no longer valid" in member
             assert status(second.base, second.keys["client_member"]) == 401
-
 
     def test_a_changed_secret_key_asks_for_reset(
         self, demo_env: dict[str, str], data_dir: Path, tmp_path: Path
@@ -288,8 +321,10 @@ def rabbit_url() -> str:
             return RABBIT_URL
     except OSError:
         if os.environ.get("CI") == "true":
-            pytest.fail("RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
-                        pytrace=False)
+            pytest.fail(
+                "RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
+                pytrace=False,
+            )
         pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
 
 
@@ -307,15 +342,20 @@ class TestLocalServices:
             channel = await connection.channel()
             queue = await channel.declare_queue(exclusive=True)
             await queue.bind("amq.topic", routing_key="cloudadmin")
-            env = {**demo_env, "CLOUDADMIN_DEMO_AMQP_URL": rabbit_url,
-                   "CLOUDADMIN_RUN_DISPATCHER": "true"}
+            env = {
+                **demo_env,
+                "CLOUDADMIN_DEMO_AMQP_URL": rabbit_url,
+                "CLOUDADMIN_RUN_DISPATCHER": "true",
+            }
             with demo(env, tmp_path / "logs") as started:
                 assert "publishes to the broker at 127.0.0.1:5672" in started.err
                 admin = {"Authorization": f"apikey {started.keys['client_admin']}"}
                 async with httpx.AsyncClient(base_url=started.base) as client:
-                    r = await client.patch("/cloud/v1/user_actions/amqp_subscriptions/401",
-                                           json={"receive_child_client_events": True},
-                                           headers=admin)
+                    r = await client.patch(
+                        "/cloud/v1/user_actions/amqp_subscriptions/401",
+                        json={"receive_child_client_events": True},
+                        headers=admin,
+                    )
                 assert r.status_code == 200, r.text
                 assert "@127.0.0.1:5672/" in r.json()["connection_string"]
                 message = None
@@ -359,9 +399,18 @@ class TestInstallStamp:
     @staticmethod
     def stamp(cwd: Path, mode: str) -> int:
         return subprocess.run(
-            ["bash", str(ROOT / "scripts" / "install-stamp"), mode, ".venv/stamp",
-             "pyproject.toml", "requirements.lock"],
-            cwd=cwd, env={**os.environ, "PYTHON": sys.executable}, timeout=60).returncode
+            [
+                "bash",
+                str(ROOT / "scripts" / "install-stamp"),
+                mode,
+                ".venv/stamp",
+                "pyproject.toml",
+                "requirements.lock",
+            ],
+            cwd=cwd,
+            env={**os.environ, "PYTHON": sys.executable},
+            timeout=60,
+        ).returncode
 
     def test_install_only_when_the_inputs_changed(self, tmp_path: Path):
         shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -378,20 +427,26 @@ class TestInstallStamp:
 
 
 class TestProbeAddresses:
-    @pytest.mark.parametrize(("value", "address"), [
-        ("127.0.0.1:1025", ("127.0.0.1", 1025)),
-        ("[::1]:2525", ("::1", 2525)),
-        ("::1", ("::1", 25)),
-        ("mail.localhost", ("mail.localhost", 25)),
-    ])
+    @pytest.mark.parametrize(
+        ("value", "address"),
+        [
+            ("127.0.0.1:1025", ("127.0.0.1", 1025)),
+            ("[::1]:2525", ("::1", 2525)),
+            ("::1", ("::1", 25)),
+            ("mail.localhost", ("mail.localhost", 25)),
+        ],
+    )
     def test_smtp_server(self, value: str, address: tuple[str, int]):
         assert smtp_address(value) == address
 
-    @pytest.mark.parametrize(("url", "address"), [
-        ("amqp://guest:guest@127.0.0.1:5672/%2F", ("127.0.0.1", 5672)),
-        ("amqp://guest:guest@127.0.0.1/%2F", ("127.0.0.1", 5672)),
-        ("amqps://u:p@[::1]/vh", ("::1", 5671)),
-    ])
+    @pytest.mark.parametrize(
+        ("url", "address"),
+        [
+            ("amqp://guest:guest@127.0.0.1:5672/%2F", ("127.0.0.1", 5672)),
+            ("amqp://guest:guest@127.0.0.1/%2F", ("127.0.0.1", 5672)),
+            ("amqps://u:p@[::1]/vh", ("::1", 5671)),
+        ],
+    )
     def test_amqp_url(self, url: str, address: tuple[str, int]):
         assert amqp_address(url) == address
 

@@ -53,7 +53,10 @@ class TestProgress:
     ) -> None:
         done = subprocess.run(
             [sys.executable, "-m", "cloudadmin", "load", str(document)],
-            env=env, capture_output=True, text=True, timeout=120,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert (done.returncode, done.stderr) == (0, "")
         assert done.stdout == (
@@ -70,7 +73,10 @@ class TestProgress:
         path.write_text(json.dumps(doc))
         done = subprocess.run(
             [sys.executable, "-m", "cloudadmin", "load", str(path)],
-            env=env, capture_output=True, text=True, timeout=120,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert (done.returncode, done.stdout) == (1, "")
         assert done.stderr == (

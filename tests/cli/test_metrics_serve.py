@@ -49,10 +49,15 @@ class Served:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     database = tmp_path / "serve.db"
-    env = {**os.environ, "CLOUDADMIN_DATABASE_URL": f"sqlite+aiosqlite:///{database}",
-           "CLOUDADMIN_SECRET_KEY": "serve-test-secret",
-           "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"), "CLOUDADMIN_LOG_FORMAT": "json",
-           "CLOUDADMIN_LOG_LEVEL": "INFO", "CLOUDADMIN_RUN_DISPATCHER": "false"}
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": f"sqlite+aiosqlite:///{database}",
+        "CLOUDADMIN_SECRET_KEY": "serve-test-secret",
+        "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"),
+        "CLOUDADMIN_LOG_FORMAT": "json",
+        "CLOUDADMIN_LOG_LEVEL": "INFO",
+        "CLOUDADMIN_RUN_DISPATCHER": "false",
+    }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     doc = tmp_path / "landscape.json"
     doc.write_text(json.dumps(DOCUMENT))
@@ -62,9 +67,23 @@ def served(tmp_path: Path) -> Iterator[Served]:
     stderr = tmp_path / "stderr.log"
     with stderr.open("w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port",
-             str(port), "--workers", "2"],
-            env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            [
+                sys.executable,
+                "-m",
+                "cloudadmin",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "2",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+        )
     served = Served(f"http://127.0.0.1:{port}", proc, stderr, database)
     try:
         wait_until_healthy(served.base, proc)
@@ -88,7 +107,8 @@ class TestMultiprocessMetrics:
     def test_counter_sums_every_worker(self, served: Served):
         # wait_until_healthy's own probes were counted as well: start from what is there.
         start = scrape_sync(served.base).get(
-            "cloudadmin_http_requests_total", method="GET", route="/healthz", status="200")
+            "cloudadmin_http_requests_total", method="GET", route="/healthz", status="200"
+        )
         hits = 0
         # Until both workers have answered some (each line names its worker's pid), in
         # rounds of concurrent requests; bounded.
@@ -101,11 +121,20 @@ class TestMultiprocessMetrics:
                 break
         assert len(healthz_pids(served)) == 2, "one worker answered every request"
         samples = scrape_sync(served.base)
-        counted = samples.get("cloudadmin_http_requests_total",
-                              method="GET", route="/healthz", status="200")
+        counted = samples.get(
+            "cloudadmin_http_requests_total", method="GET", route="/healthz", status="200"
+        )
         assert counted - start == hits
-        assert samples.get("cloudadmin_http_request_duration_seconds_count",
-                           method="GET", route="/healthz", status="200") - start == hits
+        assert (
+            samples.get(
+                "cloudadmin_http_request_duration_seconds_count",
+                method="GET",
+                route="/healthz",
+                status="200",
+            )
+            - start
+            == hits
+        )
         # The pool size is each live worker's, added up.
         assert samples.get("cloudadmin_db_pool_size") == 2 * 10
 
@@ -116,7 +145,7 @@ def healthz_pids(served: Served) -> set[int]:
     deadline = time.monotonic() + 2
     while True:
         written = served.stderr.read_text()
-        complete = written[:written.rfind("\n") + 1]  # not a line being written
+        complete = written[: written.rfind("\n") + 1]  # not a line being written
         pids = {line["pid"] for line in access_lines(complete) if line["route"] == "/healthz"}
         if len(pids) == 2 or time.monotonic() > deadline:
             return pids
@@ -126,11 +155,11 @@ def healthz_pids(served: Served) -> set[int]:
 class TestJsonAccessLog:
     def test_one_json_line_per_request_with_the_rows_request_id(self, served: Served):
         answers = [hit(served.base, "/healthz") for _ in range(3)]
-        logged = httpx.get(f"{served.base}{LOG}?password=hunter2", headers=RESELLER_KEY,
-                           timeout=30)
+        logged = httpx.get(f"{served.base}{LOG}?password=hunter2", headers=RESELLER_KEY, timeout=30)
         assert logged.status_code == 200, logged.text
-        refused = httpx.get(f"{served.base}{LOG}", headers={"Authorization": "apikey 2_bad"},
-                            timeout=30)
+        refused = httpx.get(
+            f"{served.base}{LOG}", headers={"Authorization": "apikey 2_bad"}, timeout=30
+        )
         assert refused.status_code == 401
         stderr = served.stop()
 
@@ -151,7 +180,8 @@ class TestJsonAccessLog:
         ok, bad = by_id[logged.headers["x-request-id"]][0], by_id[ids[-1]][0]
         with sqlite3.connect(served.database) as db:
             [(request_id, client_id, user_id, token_id)] = db.execute(
-                "SELECT request_id, client_id, user_id, token_id FROM activity_log").fetchall()
+                "SELECT request_id, client_id, user_id, token_id FROM activity_log"
+            ).fetchall()
         assert ok["request_id"] == request_id
         assert (ok["client_id"], ok["user_id"], ok["token_id"]) == (client_id, user_id, token_id)
         assert (ok["method"], ok["route"], ok["status"]) == ("GET", LOG, 200)

@@ -21,14 +21,23 @@ pytestmark = pytest.mark.slow
 DOCUMENT = EXAMPLE
 
 
-PRICES = {"region_id": 76, "currency_code": "EUR", "flavors": {"g1-standard-2-4": 0.05},
-          "volume_types": {"standard": 0.0001}, "public_ipv4_per_hour": 0.004}
+PRICES = {
+    "region_id": 76,
+    "currency_code": "EUR",
+    "flavors": {"g1-standard-2-4": 0.05},
+    "volume_types": {"standard": 0.0001},
+    "public_ipv4_per_hour": 0.004,
+}
 
 
 def cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "cloudadmin", *args],
-        env=env, input=stdin, capture_output=True, text=True, timeout=120,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -55,7 +64,10 @@ def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -68,32 +80,46 @@ def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
 
 class TestServeAfterLoad:
     def test_answers_authenticated_requests(self, server: str):
-        r = httpx.post(f"{server}/iam/admin/sellers",
-                       json={"email": "first@sales.example", "full_name": "First"},
-                       headers={"Authorization": "APIKey 2_reseller-secret"})
+        r = httpx.post(
+            f"{server}/iam/admin/sellers",
+            json={"email": "first@sales.example", "full_name": "First"},
+            headers={"Authorization": "APIKey 2_reseller-secret"},
+        )
         assert r.status_code == 200, r.text
         seller = r.json()
         assert seller["reseller_name"] == "Acme Hosting"
         assert seller["id"] > 0
-        log = httpx.get(f"{server}/iam/activity_log/requests",
-                        headers={"Authorization": "apikey 2_reseller-secret"}).json()
+        log = httpx.get(
+            f"{server}/iam/activity_log/requests",
+            headers={"Authorization": "apikey 2_reseller-secret"},
+        ).json()
         assert log["count"] == 1 and log["result"][0]["token"] == 2
         assert log["result"][0]["remote_ip_address"] == "127.0.0.1"
 
     def test_prices_file_is_loaded_at_start(self, server: str):
-        r = httpx.post(f"{server}/cloud/v2/pricing/11/76/k8s/clusters",
-                       json={"pools": [{"flavor_id": "g1-standard-2-4", "node_count": 2,
-                                        "boot_volume_size": 10,
-                                        "boot_volume_type": "standard"}]},
-                       headers={"Authorization": "apikey 3_client-secret"})
+        r = httpx.post(
+            f"{server}/cloud/v2/pricing/11/76/k8s/clusters",
+            json={
+                "pools": [
+                    {
+                        "flavor_id": "g1-standard-2-4",
+                        "node_count": 2,
+                        "boot_volume_size": 10,
+                        "boot_volume_type": "standard",
+                    }
+                ]
+            },
+            headers={"Authorization": "apikey 3_client-secret"},
+        )
         assert r.status_code == 200, r.text
         total = r.json()["total_price"]
         assert total["price_status"] == "show" and total["currency_code"] == "EUR"
         assert total["price_per_hour"] == pytest.approx(0.102)
 
     def test_refuses_unknown_key_and_is_ready(self, server: str):
-        r = httpx.get(f"{server}/iam/activity_log/requests",
-                      headers={"Authorization": "apikey 3_wrong"})
+        r = httpx.get(
+            f"{server}/iam/activity_log/requests", headers={"Authorization": "apikey 3_wrong"}
+        )
         assert r.status_code == 401
         assert httpx.get(f"{server}/readyz").json() == {"status": "ready"}
 

@@ -45,8 +45,14 @@ def base_env(tmp_path: Path, **settings: str) -> dict[str, str]:
 
 
 def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cloudadmin", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "cloudadmin", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
@@ -96,8 +102,9 @@ def table_exists(url: str, name: str) -> bool:
     import asyncpg
 
     async def check() -> bool:
-        conn = await asyncpg.connect(make_url(url).set(drivername="postgresql")
-                                     .render_as_string(hide_password=False))
+        conn = await asyncpg.connect(
+            make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        )
         try:
             return await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", name)
         finally:
@@ -128,8 +135,9 @@ class TestBadDatabaseUrl:
     """One line on stderr, exit status 1, with a database that will never do (no
     waiting: CLOUDADMIN_DATABASE_WAIT_SECONDS=0 for the unreachable server)."""
 
-    def run(self, tmp_path: Path, url: str, command: str = "migrate",
-            **settings: str) -> subprocess.CompletedProcess:
+    def run(
+        self, tmp_path: Path, url: str, command: str = "migrate", **settings: str
+    ) -> subprocess.CompletedProcess:
         env = base_env(tmp_path, database_url=url, database_wait_seconds="0", **settings)
         return cli(*COMMANDS[command](tmp_path), env=env)
 
@@ -137,16 +145,18 @@ class TestBadDatabaseUrl:
     def test_unreachable_server(self, tmp_path: Path, landscape: Path, command: str):
         url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{free_port()}/test"
         result = self.run(tmp_path, url, command)
-        line = assert_one_line_error(result, "cannot connect to the database",
-                                     "postgresql+asyncpg://postgres:***@127.0.0.1:")
+        line = assert_one_line_error(
+            result, "cannot connect to the database", "postgresql+asyncpg://postgres:***@127.0.0.1:"
+        )
         assert PASSWORD not in line
         assert result.returncode == 1
 
     @pytest.mark.parametrize("command", COMMANDS)
     def test_unsupported_scheme(self, tmp_path: Path, landscape: Path, command: str):
         result = self.run(tmp_path, f"mysql://root:{PASSWORD}@127.0.0.1/db", command)
-        line = assert_one_line_error(result, "unsupported database or driver 'mysql'",
-                                     "mysql://root:***@127.0.0.1/db")
+        line = assert_one_line_error(
+            result, "unsupported database or driver 'mysql'", "mysql://root:***@127.0.0.1/db"
+        )
         assert PASSWORD not in line
 
     def test_driver_not_installed(self, tmp_path: Path):
@@ -154,10 +164,13 @@ class TestBadDatabaseUrl:
         result = self.run(tmp_path, "postgresql+psycopg2://postgres@127.0.0.1/test")
         assert_one_line_error(result, "unsupported database or driver 'postgresql+psycopg2'")
 
-    @pytest.mark.parametrize("url", [
-        "not a url",
-        f"postgresql://postgres:{PASSWORD}@127.0.0.1:port/test",
-    ])
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "not a url",
+            f"postgresql://postgres:{PASSWORD}@127.0.0.1:port/test",
+        ],
+    )
     def test_malformed_url(self, tmp_path: Path, url: str):
         line = assert_one_line_error(self.run(tmp_path, url), "is not a database URL")
         assert PASSWORD not in line
@@ -173,8 +186,10 @@ class TestBadDatabaseUrl:
         line = assert_one_line_error(result, "cannot connect to the database", f'"{role}"')
         # Under trust authentication PostgreSQL says so; under password authentication
         # it does not tell an unknown role from a wrong password.
-        assert (f'role "{role}" does not exist' in line
-                or f'password authentication failed for user "{role}"' in line), line
+        assert (
+            f'role "{role}" does not exist' in line
+            or f'password authentication failed for user "{role}"' in line
+        ), line
 
     def test_sqlite_directory_cannot_be_created(self, tmp_path: Path):
         (tmp_path / "a-file").write_text("")
@@ -189,8 +204,7 @@ class TestBadDatabaseUrl:
         assert_one_line_error(result, "unable to open database file")
 
     def test_invalid_setting(self, tmp_path: Path):
-        result = self.run(tmp_path, f"sqlite:///{tmp_path}/x.db",
-                          shutdown_grace_seconds="soon")
+        result = self.run(tmp_path, f"sqlite:///{tmp_path}/x.db", shutdown_grace_seconds="soon")
         assert_one_line_error(result, "CLOUDADMIN_SHUTDOWN_GRACE_SECONDS")
 
 
@@ -234,14 +248,17 @@ class TestPlainUrlForms:
         assert result.returncode == 0, result.stderr
         assert f"schema up to date: sqlite+aiosqlite:///{path}" in result.stdout
 
-    @pytest.mark.parametrize(("given", "used"), [
-        ("postgresql://u:p@db:5432/x", "postgresql+asyncpg://u:p@db:5432/x"),
-        ("postgres://u@db/x", "postgresql+asyncpg://u@db/x"),
-        ("POSTGRES://u@db/x", "postgresql+asyncpg://u@db/x"),
-        ("sqlite:///a/b.db", "sqlite+aiosqlite:///a/b.db"),
-        ("postgresql+asyncpg://u@db/x", "postgresql+asyncpg://u@db/x"),
-        ("postgresql+psycopg2://u@db/x", "postgresql+psycopg2://u@db/x"),
-    ])
+    @pytest.mark.parametrize(
+        ("given", "used"),
+        [
+            ("postgresql://u:p@db:5432/x", "postgresql+asyncpg://u:p@db:5432/x"),
+            ("postgres://u@db/x", "postgresql+asyncpg://u@db/x"),
+            ("POSTGRES://u@db/x", "postgresql+asyncpg://u@db/x"),
+            ("sqlite:///a/b.db", "sqlite+aiosqlite:///a/b.db"),
+            ("postgresql+asyncpg://u@db/x", "postgresql+asyncpg://u@db/x"),
+            ("postgresql+psycopg2://u@db/x", "postgresql+psycopg2://u@db/x"),
+        ],
+    )
     def test_settings_and_engine_see_the_async_form(self, given: str, used: str):
         settings = Settings(database_url=given)
         assert settings.effective_database_url == used
@@ -281,8 +298,7 @@ class Lines:
             except queue.Empty:
                 line = None
             if line is None:  # the deadline passed, or the stream ended
-                pytest.fail(f"no line {what} within {seconds} s; got:\n"
-                            + "\n".join(self.lines))
+                pytest.fail(f"no line {what} within {seconds} s; got:\n" + "\n".join(self.lines))
             self.lines.append(line)
             if predicate(line):
                 return line
@@ -326,8 +342,9 @@ class TcpProxy:
         with contextlib.suppress(OSError):
             writer.close()
 
-    async def _refuse_starting_up(self, reader: asyncio.StreamReader,
-                                  writer: asyncio.StreamWriter) -> None:
+    async def _refuse_starting_up(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
                 length, code = struct.unpack("!ii", await reader.readexactly(8))
@@ -358,6 +375,7 @@ class TcpProxy:
     def __exit__(self, *_exc: object) -> None:
         async def stop() -> None:
             self.server.close()
+
         asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
@@ -370,12 +388,18 @@ class TestWaitForDatabase:
         password = password_of(pg_fresh)
         url = pg_with(pg_fresh, host="127.0.0.1", port=port, password=password)
         env = base_env(tmp_path, database_url=url, database_wait_seconds="60")
-        proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", "migrate"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", "migrate"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             stderr = Lines(proc.stderr)
-            first = stderr.wait_for(lambda line: "(attempt 1," in line, 30,
-                                    "reporting the first attempt")
+            first = stderr.wait_for(
+                lambda line: "(attempt 1," in line, 30, "reporting the first attempt"
+            )
             with TcpProxy(port, (upstream.host or "127.0.0.1", upstream.port or 5432)):
                 assert proc.wait(timeout=90) == 0, "\n".join(stderr.rest())
         finally:
@@ -397,13 +421,15 @@ class TestWaitForDatabase:
         env = base_env(tmp_path, database_url=url, database_wait_seconds="60")
         proxy = TcpProxy(port, (upstream.host or "127.0.0.1", upstream.port or 5432))
         proxy.starting_up.set()
-        with proxy, serving(env, port=free_port(),
-                            until=lambda lines: self.starting_up_then_up(lines, proxy)
-                            ) as (_proc, lines, _port):
+        with (
+            proxy,
+            serving(
+                env, port=free_port(), until=lambda lines: self.starting_up_then_up(lines, proxy)
+            ) as (_proc, lines, _port),
+        ):
             pass
         attempts = [line for line in lines.rest() if "not reachable yet" in line]
-        assert attempts and all("the database system is starting up" in line
-                                for line in attempts)
+        assert attempts and all("the database system is starting up" in line for line in attempts)
 
     @staticmethod
     def starting_up_then_up(lines: Lines, proxy: TcpProxy) -> None:
@@ -412,33 +438,38 @@ class TestWaitForDatabase:
 
     def test_gives_up_after_the_wait(self, tmp_path: Path):
         url = f"postgresql://postgres@127.0.0.1:{free_port()}/test"
-        result = cli("migrate", env=base_env(tmp_path, database_url=url,
-                                             database_wait_seconds="1"))
+        result = cli("migrate", env=base_env(tmp_path, database_url=url, database_wait_seconds="1"))
         lines = result.stderr.splitlines()
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert len(lines) >= 2, result.stderr
-        assert all(line.startswith("database not reachable yet (attempt ")
-                   for line in lines[:-1])
+        assert all(line.startswith("database not reachable yet (attempt ") for line in lines[:-1])
         assert lines[-1].startswith("error: cannot connect to the database")
         assert "gave up after" in lines[-1]
 
     def test_what_waiting_cannot_fix_fails_at_once(self, tmp_path: Path, pg_base: str):
         name = f"cloudadmin_missing_{uuid.uuid4().hex[:8]}"
-        env = base_env(tmp_path, database_url=pg_with(pg_base, database=name),
-                       database_wait_seconds="600")
+        env = base_env(
+            tmp_path, database_url=pg_with(pg_base, database=name), database_wait_seconds="600"
+        )
         result = cli("migrate", env=env, timeout=60)
         assert_one_line_error(result, f'database "{name}" does not exist')
 
 
 @contextlib.contextmanager
-def serving(env: dict[str, str], port: int | None = None,
-            until: Callable[[Lines], None] | None = None,
-            ) -> Iterator[tuple[subprocess.Popen, Lines, int]]:
+def serving(
+    env: dict[str, str],
+    port: int | None = None,
+    until: Callable[[Lines], None] | None = None,
+) -> Iterator[tuple[subprocess.Popen, Lines, int]]:
     """A `serve` process, healthy (after ``until`` saw its start if given)."""
     port = port or free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = Lines(proc.stderr)
     try:
         if until is not None:
@@ -456,9 +487,12 @@ def start_slow_request(port: int) -> tuple[socket.socket, bytes]:
     reads the body before it answers) until the rest is sent."""
     body = b'{"email": "slow@sales.example", "full_name": "Slow"}'
     conn = socket.create_connection(("127.0.0.1", port), timeout=60)
-    conn.sendall(b"POST /iam/admin/sellers HTTP/1.1\r\nHost: test\r\n"
-                 b"Content-Type: application/json\r\n"
-                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+    conn.sendall(
+        b"POST /iam/admin/sellers HTTP/1.1\r\nHost: test\r\n"
+        b"Content-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body[:10]
+    )
     # A round trip on another connection: the server has read the first one's headers
     # by then (they were sent first, on loopback), so its request is in flight.
     assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code == 200
@@ -467,14 +501,21 @@ def start_slow_request(port: int) -> tuple[socket.socket, bytes]:
 
 class TestShutdownGrace:
     def test_request_in_flight_is_answered_after_sigterm(self, tmp_path: Path):
-        env = base_env(tmp_path, database_url=f"sqlite:///{tmp_path}/grace.db",
-                       body_timeout_seconds="120", shutdown_grace_seconds="60")
+        env = base_env(
+            tmp_path,
+            database_url=f"sqlite:///{tmp_path}/grace.db",
+            body_timeout_seconds="120",
+            shutdown_grace_seconds="60",
+        )
         with serving(env) as (proc, lines, port):
             conn, rest = start_slow_request(port)
             with conn:
                 proc.send_signal(signal.SIGTERM)
-                lines.wait_for(lambda line: "Waiting for connections to close" in line, 30,
-                               "saying it waits for the request in flight")
+                lines.wait_for(
+                    lambda line: "Waiting for connections to close" in line,
+                    30,
+                    "saying it waits for the request in flight",
+                )
                 conn.sendall(rest)
                 answer = conn.recv(65536)
             # No key: the app read the body in full, then refused the caller.
@@ -482,8 +523,12 @@ class TestShutdownGrace:
             assert proc.wait(timeout=60) == 0, "\n".join(lines.rest())
 
     def test_request_past_the_grace_is_cancelled(self, tmp_path: Path):
-        env = base_env(tmp_path, database_url=f"sqlite:///{tmp_path}/grace.db",
-                       body_timeout_seconds="120", shutdown_grace_seconds="1")
+        env = base_env(
+            tmp_path,
+            database_url=f"sqlite:///{tmp_path}/grace.db",
+            body_timeout_seconds="120",
+            shutdown_grace_seconds="1",
+        )
         with serving(env) as (proc, lines, port):
             conn, _rest = start_slow_request(port)
             with conn:
@@ -494,12 +539,18 @@ class TestShutdownGrace:
 
     def test_worker_stops_on_sigterm(self, tmp_path: Path):
         env = base_env(tmp_path, database_url=f"sqlite:///{tmp_path}/worker.db")
-        proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", "worker"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         lines = Lines(proc.stderr)
         try:
-            lines.wait_for(lambda line: "started" in line and "worker" in line, 60,
-                           "saying the worker started")
+            lines.wait_for(
+                lambda line: "started" in line and "worker" in line, 60, "saying the worker started"
+            )
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0, "\n".join(lines.rest())
         finally:

@@ -68,9 +68,7 @@ async def cloud_landscape(session: AsyncSession) -> CloudLandscape:
     return c
 
 
-async def make_listener(
-    session: AsyncSession, project_id: int, region_id: int, **over: Any
-) -> str:
+async def make_listener(session: AsyncSession, project_id: int, region_id: int, **over: Any) -> str:
     lid = over.pop("id", None) or str(uuid.uuid4())
     fields: dict[str, Any] = {
         "name": "http-80",
@@ -86,8 +84,13 @@ async def make_listener(
         "provisioning_status": "ACTIVE",
         "secret_id": None,
         "sni_secret_id": None,
-        "stats": {"active_connections": 3, "bytes_in": 1024, "bytes_out": 2048,
-                  "request_errors": 1, "total_connections": 42},
+        "stats": {
+            "active_connections": 3,
+            "bytes_in": 1024,
+            "bytes_out": 2048,
+            "request_errors": 1,
+            "total_connections": 42,
+        },
         "task_id": None,
         "timeout_client_data": 50000,
         "timeout_member_connect": 5000,
@@ -100,9 +103,7 @@ async def make_listener(
     return lid
 
 
-async def make_policy(
-    session: AsyncSession, project_id: int, region_id: int, **over: Any
-) -> int:
+async def make_policy(session: AsyncSession, project_id: int, region_id: int, **over: Any) -> int:
     pid = next_id()
     fields: dict[str, Any] = {
         "name": "nightly",
@@ -133,10 +134,17 @@ async def make_prices(session: AsyncSession, region_id: int, **over: Any) -> Non
 
 
 async def events(session: AsyncSession, api_group: str | None = None) -> list[dict[str, Any]]:
-    rows = (await session.execute(
-        select(UserActionEvent).order_by(UserActionEvent.id)
-        .execution_options(populate_existing=True)
-    )).scalars().all()
+    rows = (
+        (
+            await session.execute(
+                select(UserActionEvent)
+                .order_by(UserActionEvent.id)
+                .execution_options(populate_existing=True)
+            )
+        )
+        .scalars()
+        .all()
+    )
     bodies = [r.body for r in rows]
     await session.commit()  # end the read: on SQLite it holds the database lock
     if api_group is not None:

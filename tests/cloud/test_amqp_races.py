@@ -34,19 +34,35 @@ async def other_client(app: object) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def deletes(session: AsyncSession) -> int:
-    return sum(1 for e in await events(session, "amqp_subscription")
-               if e["action_type"] == "delete")
+    return sum(
+        1 for e in await events(session, "amqp_subscription") if e["action_type"] == "delete"
+    )
 
 
 class TestUnsubscribeRacingUnsubscribe:
     async def test_one_wins_the_other_is_404(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, cl: CloudLandscape,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
     ):
-        sid = (await make_subscription(session, app_state(app).secret_box, cl.ls.client_account,
-                                       CONN, exchange="events", routing_key="user.actions")).id
+        sid = (
+            await make_subscription(
+                session,
+                app_state(app).secret_box,
+                cl.ls.client_account,
+                CONN,
+                exchange="events",
+                routing_key="user.actions",
+            )
+        ).id
         first, second = await in_order(
-            app, session, AmqpSubscription, sid,
+            app,
+            session,
+            AmqpSubscription,
+            sid,
             client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin)),
             other_client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin)),
         )
@@ -56,16 +72,35 @@ class TestUnsubscribeRacingUnsubscribe:
 
 class TestUpdateRacingUnsubscribe:
     async def test_update_after_the_unsubscribe_is_404(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, cl: CloudLandscape, dialect: str,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
+        dialect: str,
     ):
-        sid = (await make_subscription(session, app_state(app).secret_box, cl.ls.client_account,
-                                       CONN, exchange="events", routing_key="user.actions")).id
+        sid = (
+            await make_subscription(
+                session,
+                app_state(app).secret_box,
+                cl.ls.client_account,
+                CONN,
+                exchange="events",
+                routing_key="user.actions",
+            )
+        ).id
         gone, update = await in_order(
-            app, session, AmqpSubscription, sid,
+            app,
+            session,
+            AmqpSubscription,
+            sid,
             client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin)),
-            other_client.patch(f"{BASE}/amqp_subscriptions/{sid}",
-                               headers=auth(cl.ls.client_admin), json={"exchange": "other"}),
+            other_client.patch(
+                f"{BASE}/amqp_subscriptions/{sid}",
+                headers=auth(cl.ls.client_admin),
+                json={"exchange": "other"},
+            ),
         )
         assert gone.status_code == 204
         # PostgreSQL hands the row over in arrival order; SQLite picks an order.

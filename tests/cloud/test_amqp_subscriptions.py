@@ -37,10 +37,13 @@ def one(sid: int) -> str:
 
 
 async def stored(session: AsyncSession, client_id: int) -> AmqpSubscription | None:
-    row = (await session.execute(
-        select(AmqpSubscription).where(AmqpSubscription.client_id == client_id)
-        .execution_options(populate_existing=True)
-    )).scalar_one_or_none()
+    row = (
+        await session.execute(
+            select(AmqpSubscription)
+            .where(AmqpSubscription.client_id == client_id)
+            .execution_options(populate_existing=True)
+        )
+    ).scalar_one_or_none()
     await session.commit()  # end the read: on SQLite it holds the database lock
     return row
 
@@ -54,21 +57,29 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
-        r = await client.patch(one(sid), json={"routing_key": "audit"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            one(sid), json={"routing_key": "audit"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 200, r.text
         got = r.json()
-        assert got == {"connection_string": MASKED, "exchange": "events", "id": sid,
-                       "receive_child_client_events": False, "routing_key": "audit"}
+        assert got == {
+            "connection_string": MASKED,
+            "exchange": "events",
+            "id": sid,
+            "receive_child_client_events": False,
+            "routing_key": "audit",
+        }
 
     async def test_new_connection_string_is_stored_encrypted(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         new = "amqp://svc:n3w-pass@mq2.example:5672/%2F"
-        r = await client.patch(one(sid), json={"connection_string": new,
-                                               "receive_child_client_events": True},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            one(sid),
+            json={"connection_string": new, "receive_child_client_events": True},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 200, r.text
         assert r.json()["connection_string"] == "amqp://svc:***@mq2.example:5672/%2F"
         assert r.json()["receive_child_client_events"] is True
@@ -81,18 +92,18 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
-        await client.patch(one(sid), json={"connection_string": "amqp://a:topsecret@h:1/v",
-                                           "exchange": None},
-                           headers=auth(cl.ls.client_admin))
+        await client.patch(
+            one(sid),
+            json={"connection_string": "amqp://a:topsecret@h:1/v", "exchange": None},
+            headers=auth(cl.ls.client_admin),
+        )
         evs = await events(session)
         assert len(evs) == 1
         ev = evs[0]
         assert ev["api_group"] == "amqp_subscription" and ev["action_type"] == "update"
         assert ev["client_id"] == cl.ls.client_account.id
-        assert ev["resources"] == [{"resource_id": str(sid),
-                                    "resource_type": "amqp_subscription"}]
-        assert ev["action_data"] == {"connection_string": "amqp://a:***@h:1/v",
-                                     "exchange": None}
+        assert ev["resources"] == [{"resource_id": str(sid), "resource_type": "amqp_subscription"}]
+        assert ev["action_data"] == {"connection_string": "amqp://a:***@h:1/v", "exchange": None}
         assert "topsecret" not in str(ev)
 
     async def test_empty_body_changes_nothing(
@@ -109,8 +120,9 @@ class TestUpdateSubscription:
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         new = "amqp://us%3Aer:p%40ss%2Fw0rd@broker.example:5672/my%2Fvhost"
-        r = await client.patch(one(sid), json={"connection_string": new},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            one(sid), json={"connection_string": new}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 200, r.text
         assert r.json()["connection_string"] == "amqp://us%3Aer:***@broker.example:5672/my%2Fvhost"
         row = await stored(session, cl.ls.client_account.id)
@@ -140,12 +152,17 @@ class TestUpdateSubscription:
         ],
     )
     async def test_bad_connection_string_is_400_naming_the_problem(
-        self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape,
-        conn: str, problem: str,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
+        conn: str,
+        problem: str,
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
-        r = await client.patch(one(sid), json={"connection_string": conn},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            one(sid), json={"connection_string": conn}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 400, r.text
         body = r.json()
         assert body["exception_class"] == "ValidationError"
@@ -155,15 +172,22 @@ class TestUpdateSubscription:
         assert row is not None and plain(row) == CONN
 
     @pytest.mark.parametrize(
-        "conn", ["amqp://u:p@h:1/v", "amqp://u:p@h:65535/v", "AMQPS://u:p@h.example:5671/v",
-                 "amqp://u:p@[2001:4860:4860::8888]:5672/v", "amqp://u:p@host:5672/v?heartbeat=30"],
+        "conn",
+        [
+            "amqp://u:p@h:1/v",
+            "amqp://u:p@h:65535/v",
+            "AMQPS://u:p@h.example:5671/v",
+            "amqp://u:p@[2001:4860:4860::8888]:5672/v",
+            "amqp://u:p@host:5672/v?heartbeat=30",
+        ],
     )
     async def test_valid_connection_strings(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, conn: str
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
-        r = await client.patch(one(sid), json={"connection_string": conn},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            one(sid), json={"connection_string": conn}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 200, r.text
         assert ":***@" in r.json()["connection_string"]
 
@@ -179,8 +203,12 @@ class TestUpdateSubscription:
         ],
     )
     async def test_bad_fields(
-        self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape,
-        body: dict[str, Any], field: str,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
+        body: dict[str, Any],
+        field: str,
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
         r = await client.patch(one(sid), json=body, headers=auth(cl.ls.client_admin))
@@ -191,8 +219,9 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN)).id
-        r = await client.patch(one(sid), json={"routing_key": "x"},
-                               headers=auth(cl.ls.client_member))
+        r = await client.patch(
+            one(sid), json={"routing_key": "x"}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
 
@@ -220,8 +249,9 @@ class TestUpdateSubscription:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         sid = (await make_subscription(session, BOX, cl.ls.reseller_account, CONN)).id
-        r = await client.patch(one(sid), json={"receive_child_client_events": True},
-                               headers=auth(cl.ls.reseller))
+        r = await client.patch(
+            one(sid), json={"receive_child_client_events": True}, headers=auth(cl.ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["receive_child_client_events"] is True
 
@@ -229,14 +259,13 @@ class TestUpdateSubscription:
     async def test_bad_subscription_id_is_400(
         self, client: httpx.AsyncClient, cl: CloudLandscape, bad: str
     ):
-        r = await client.patch(f"{BASE}/amqp_subscriptions/{bad}", json={},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            f"{BASE}/amqp_subscriptions/{bad}", json={}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["subscription_id"]
 
-    async def test_unknown_subscription_is_404(
-        self, client: httpx.AsyncClient, cl: CloudLandscape
-    ):
+    async def test_unknown_subscription_is_404(self, client: httpx.AsyncClient, cl: CloudLandscape):
         r = await client.patch(one(99999), json={}, headers=auth(cl.ls.client_admin))
         assert r.status_code == 404
 
@@ -245,8 +274,11 @@ class TestSubscribe:
     async def test_creates_the_accounts_subscription(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        r = await client.post(f"{BASE}/subscribe_amqp", json={"connection_string": CONN},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            f"{BASE}/subscribe_amqp",
+            json={"connection_string": CONN},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 204, r.text
         assert r.content == b""
         row = await stored(session, cl.ls.client_account.id)
@@ -259,38 +291,54 @@ class TestSubscribe:
             ("amqp_subscription", "create")
         ]
         assert evs[0]["action_data"]["connection_string"] == MASKED
-        listed = (await client.get(f"{BASE}/amqp_subscriptions_list",
-                                   headers=auth(cl.ls.client_member))).json()
-        assert listed == {"count": 1, "results": [
-            {"connection_string": MASKED, "exchange": None, "id": row.id,
-             "receive_child_client_events": False, "routing_key": None}
-        ]}
+        listed = (
+            await client.get(f"{BASE}/amqp_subscriptions_list", headers=auth(cl.ls.client_member))
+        ).json()
+        assert listed == {
+            "count": 1,
+            "results": [
+                {
+                    "connection_string": MASKED,
+                    "exchange": None,
+                    "id": row.id,
+                    "receive_child_client_events": False,
+                    "routing_key": None,
+                }
+            ],
+        }
 
     async def test_second_subscription_is_409(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         await make_subscription(session, BOX, cl.ls.client_account, CONN)
-        r = await client.post(f"{BASE}/subscribe_amqp", json={"connection_string": CONN},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            f"{BASE}/subscribe_amqp",
+            json={"connection_string": CONN},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 409
         assert r.json()["exception_class"] == "ConflictError"
 
     async def test_connection_string_required_and_validated(
         self, client: httpx.AsyncClient, cl: CloudLandscape
     ):
-        r = await client.post(f"{BASE}/subscribe_amqp", json={},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(f"{BASE}/subscribe_amqp", json={}, headers=auth(cl.ls.client_admin))
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["connection_string"]
-        r = await client.post(f"{BASE}/subscribe_amqp",
-                              json={"connection_string": "amqp://u:p@h:0/v"},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            f"{BASE}/subscribe_amqp",
+            json={"connection_string": "amqp://u:p@h:0/v"},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["connection_string"]
 
     async def test_member_is_forbidden(self, client: httpx.AsyncClient, cl: CloudLandscape):
-        r = await client.post(f"{BASE}/subscribe_amqp", json={"connection_string": CONN},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            f"{BASE}/subscribe_amqp",
+            json={"connection_string": CONN},
+            headers=auth(cl.ls.client_member),
+        )
         assert r.status_code == 403
 
 
@@ -306,9 +354,7 @@ class TestUnsubscribe:
         assert ev["action_type"] == "delete"
         assert ev["resources"][0]["resource_id"] == str(sid)
 
-    async def test_without_subscription_is_404(
-        self, client: httpx.AsyncClient, cl: CloudLandscape
-    ):
+    async def test_without_subscription_is_404(self, client: httpx.AsyncClient, cl: CloudLandscape):
         r = await client.post(f"{BASE}/unsubscribe_amqp", headers=auth(cl.ls.client_admin))
         assert r.status_code == 404
 
@@ -325,8 +371,9 @@ class TestReadSubscriptions:
     async def test_get_one_masked(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sid = (await make_subscription(session, BOX, cl.ls.client_account, CONN,
-                                      child_events=True)).id
+        sid = (
+            await make_subscription(session, BOX, cl.ls.client_account, CONN, child_events=True)
+        ).id
         r = await client.get(one(sid), headers=auth(cl.ls.client_member))
         assert r.status_code == 200
         got = r.json()
@@ -350,17 +397,21 @@ class TestReadSubscriptions:
         theirs = (await make_subscription(session, BOX, cl.foreign_account, CONN)).id
         r = await client.get(f"{BASE}/amqp_subscriptions_list", headers=auth(cl.ls.operator))
         assert r.json()["count"] == 2
-        r = await client.get(f"{BASE}/amqp_subscriptions_list",
-                             params={"client_id": cl.foreign_account.id},
-                             headers=auth(cl.ls.operator))
+        r = await client.get(
+            f"{BASE}/amqp_subscriptions_list",
+            params={"client_id": cl.foreign_account.id},
+            headers=auth(cl.ls.operator),
+        )
         assert [s["id"] for s in r.json()["results"]] == [theirs]
 
-    @pytest.mark.parametrize(("param", "value"), [("limit", 0), ("limit", 1001),
-                                                  ("offset", -1)])
+    @pytest.mark.parametrize(("param", "value"), [("limit", 0), ("limit", 1001), ("offset", -1)])
     async def test_list_bounds(
         self, client: httpx.AsyncClient, cl: CloudLandscape, param: str, value: int
     ):
-        r = await client.get(f"{BASE}/amqp_subscriptions_list", params={param: value},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            f"{BASE}/amqp_subscriptions_list",
+            params={param: value},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == [param]

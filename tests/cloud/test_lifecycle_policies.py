@@ -21,10 +21,27 @@ INTERVAL = {
     "type": "interval", "id": "sch-int-1", "max_quantity": 3, "owner": "lifecycle_policy",
     "owner_id": 1, "user_id": 77, "weeks": 0, "days": 1, "hours": 12, "minutes": 30,
 }  # fmt: skip
-POLICY_FIELDS = {"action", "id", "name", "project_id", "region_id", "schedules", "status",
-                 "user_id", "volumes"}
-COMMON = {"id", "max_quantity", "owner", "owner_id", "retention_time", "type", "user_id",
-          "resource_name_template"}
+POLICY_FIELDS = {
+    "action",
+    "id",
+    "name",
+    "project_id",
+    "region_id",
+    "schedules",
+    "status",
+    "user_id",
+    "volumes",
+}
+COMMON = {
+    "id",
+    "max_quantity",
+    "owner",
+    "owner_id",
+    "retention_time",
+    "type",
+    "user_id",
+    "resource_name_template",
+}
 VOLUMES = [{"volume_id": "726ecfcc-7fd0-4e30-a86e-7892524aa483", "volume_name": "data"}]
 
 
@@ -41,8 +58,9 @@ class TestGetPolicy:
     async def test_both_schedule_variants_without_volumes(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        pid = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
-                                volumes=VOLUMES)
+        pid = await make_policy(
+            session, cl.project, cl.region, schedules=[CRON, INTERVAL], volumes=VOLUMES
+        )
         r = await client.get(url(cl, pid), headers=auth(cl.ls.client_member))
         assert r.status_code == 200, r.text
         got = r.json()
@@ -52,23 +70,32 @@ class TestGetPolicy:
         assert got["project_id"] == cl.project and got["region_id"] == cl.region
         assert got["status"] == "active" and got["user_id"] == 77 and got["name"] == "nightly"
         cron, interval = got["schedules"]
-        assert set(cron) == COMMON | {"minute", "hour", "day", "month", "week", "day_of_week",
-                                      "timezone"}
+        assert set(cron) == COMMON | {
+            "minute",
+            "hour",
+            "day",
+            "month",
+            "week",
+            "day_of_week",
+            "timezone",
+        }
         assert cron == CRON
         assert set(interval) == COMMON | {"weeks", "days", "hours", "minutes"}
         assert interval == {**INTERVAL, "retention_time": None, "resource_name_template": None}
         assert all(isinstance(interval[k], int) for k in ("weeks", "days", "hours", "minutes"))
-        assert all(isinstance(cron[k], str) for k in ("minute", "hour", "day", "month", "week",
-                                                      "day_of_week", "timezone"))
+        assert all(
+            isinstance(cron[k], str)
+            for k in ("minute", "hour", "day", "month", "week", "day_of_week", "timezone")
+        )
         SdkPolicy.model_validate(got)  # the official client's view
 
     async def test_need_volumes_true_lists_volumes(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        pid = await make_policy(session, cl.project, cl.region, schedules=[CRON],
-                                volumes=VOLUMES)
-        r = await client.get(url(cl, pid), params={"need_volumes": "true"},
-                             headers=auth(cl.ls.client_member))
+        pid = await make_policy(session, cl.project, cl.region, schedules=[CRON], volumes=VOLUMES)
+        r = await client.get(
+            url(cl, pid), params={"need_volumes": "true"}, headers=auth(cl.ls.client_member)
+        )
         got = r.json()
         assert got["volumes"] == VOLUMES
         policy = SdkPolicy.model_validate(got)  # the official client's view
@@ -78,23 +105,32 @@ class TestGetPolicy:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         pid = await make_policy(session, cl.project, cl.region, volumes=VOLUMES)
-        r = await client.get(url(cl, pid), params={"need_volumes": "false"},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            url(cl, pid), params={"need_volumes": "false"}, headers=auth(cl.ls.client_member)
+        )
         assert r.json()["volumes"] == []
 
     async def test_empty_volumes_on_request(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         pid = await make_policy(session, cl.project, cl.region, status="paused")
-        r = await client.get(url(cl, pid), params={"need_volumes": "true"},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            url(cl, pid), params={"need_volumes": "true"}, headers=auth(cl.ls.client_member)
+        )
         assert r.json()["volumes"] == [] and r.json()["status"] == "paused"
 
     async def test_cron_fields_absent_in_storage_read_as_defaults(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        sparse = {"type": "cron", "id": "s", "max_quantity": 1, "owner": "lifecycle_policy",
-                  "owner_id": 1, "user_id": 77, "hour": "3"}
+        sparse = {
+            "type": "cron",
+            "id": "s",
+            "max_quantity": 1,
+            "owner": "lifecycle_policy",
+            "owner_id": 1,
+            "user_id": 77,
+            "hour": "3",
+        }
         pid = await make_policy(session, cl.project, cl.region, schedules=[sparse])
         got = (await client.get(url(cl, pid), headers=auth(cl.ls.client_member))).json()
         s = got["schedules"][0]
@@ -135,8 +171,10 @@ class TestGetPolicy:
     async def test_bad_policy_id_is_400(
         self, client: httpx.AsyncClient, cl: CloudLandscape, bad: str
     ):
-        r = await client.get(f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}/{bad}",
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}/{bad}",
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["policy_id"]
 
@@ -144,7 +182,8 @@ class TestGetPolicy:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         pid = await make_policy(session, cl.project, cl.region)
-        r = await client.get(url(cl, pid), params={"need_volumes": "perhaps"},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            url(cl, pid), params={"need_volumes": "perhaps"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["need_volumes"]

@@ -23,10 +23,12 @@ def list_url(cl: CloudLandscape, project: int | None = None, region: int | None 
 
 async def three_policies(session: AsyncSession, cl: CloudLandscape) -> list[int]:
     """Two policies of the project in the region, and others that must not be listed."""
-    first = await make_policy(session, cl.project, cl.region, name="nightly",
-                              schedules=[CRON], volumes=VOLUMES)
-    second = await make_policy(session, cl.project, cl.region, name="hourly",
-                               schedules=[INTERVAL], status="paused")
+    first = await make_policy(
+        session, cl.project, cl.region, name="nightly", schedules=[CRON], volumes=VOLUMES
+    )
+    second = await make_policy(
+        session, cl.project, cl.region, name="hourly", schedules=[INTERVAL], status="paused"
+    )
     await make_policy(session, cl.project, cl.other_region, name="elsewhere")
     await make_policy(session, cl.foreign_project, cl.region, name="foreign")
     return [first, second]
@@ -52,19 +54,26 @@ class TestListPolicies:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         ids = await three_policies(session, cl)
-        listed = (await client.get(list_url(cl), params={"need_volumes": "true"},
-                                   headers=auth(cl.ls.client_member))).json()["results"]
+        listed = (
+            await client.get(
+                list_url(cl), params={"need_volumes": "true"}, headers=auth(cl.ls.client_member)
+            )
+        ).json()["results"]
         for pid, item in zip(ids, listed, strict=True):
-            one = await client.get(f"{list_url(cl)}/{pid}", params={"need_volumes": "true"},
-                                   headers=auth(cl.ls.client_member))
+            one = await client.get(
+                f"{list_url(cl)}/{pid}",
+                params={"need_volumes": "true"},
+                headers=auth(cl.ls.client_member),
+            )
             assert item == one.json()
 
     async def test_need_volumes_lists_the_volumes(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         await three_policies(session, cl)
-        r = await client.get(list_url(cl), params={"need_volumes": "true"},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            list_url(cl), params={"need_volumes": "true"}, headers=auth(cl.ls.client_member)
+        )
         got = r.json()
         assert [p["volumes"] for p in got["results"]] == [VOLUMES, []]
         SnapshotScheduleListResponse.model_validate(got)
@@ -73,8 +82,9 @@ class TestListPolicies:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         ids = await three_policies(session, cl)
-        r = await client.get(list_url(cl), params={"limit": 1, "offset": 1},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            list_url(cl), params={"limit": 1, "offset": 1}, headers=auth(cl.ls.client_member)
+        )
         got = r.json()
         assert got["count"] == 2
         assert [p["id"] for p in got["results"]] == ids[1:]
@@ -88,8 +98,9 @@ class TestListPolicies:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         pid = await make_policy(session, cl.reseller_project, cl.region)
-        r = await client.get(list_url(cl, project=cl.reseller_project),
-                             headers=auth(cl.ls.reseller))
+        r = await client.get(
+            list_url(cl, project=cl.reseller_project), headers=auth(cl.ls.reseller)
+        )
         assert r.status_code == 200
         assert [p["id"] for p in r.json()["results"]] == [pid]
 
@@ -112,8 +123,9 @@ class TestListPoliciesAcrossTenants:
         assert (await client.get(list_url(cl), headers=auth(cl.ls.client_admin))).is_success
         r = await client.get(list_url(cl), headers=auth(cl.foreign_admin))
         assert r.status_code == 404
-        r = await client.get(list_url(cl, project=cl.foreign_project),
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            list_url(cl, project=cl.foreign_project), headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 404
 
     async def test_unknown_project_is_404(self, client: httpx.AsyncClient, cl: CloudLandscape):
@@ -128,11 +140,19 @@ class TestListPoliciesAcrossTenants:
 class TestListPoliciesValidation:
     @pytest.mark.parametrize(
         ("params", "field"),
-        [({"need_volumes": "maybe"}, "need_volumes"), ({"limit": 0}, "limit"),
-         ({"limit": 1001}, "limit"), ({"offset": -1}, "offset")],
+        [
+            ({"need_volumes": "maybe"}, "need_volumes"),
+            ({"limit": 0}, "limit"),
+            ({"limit": 1001}, "limit"),
+            ({"offset": -1}, "offset"),
+        ],
     )
     async def test_bad_query_is_400_naming_it(
-        self, client: httpx.AsyncClient, cl: CloudLandscape, params: dict, field: str  # type: ignore[type-arg]
+        self,
+        client: httpx.AsyncClient,
+        cl: CloudLandscape,
+        params: dict,
+        field: str,  # type: ignore[type-arg]
     ):
         r = await client.get(list_url(cl), params=params, headers=auth(cl.ls.client_member))
         assert r.status_code == 400
@@ -142,9 +162,11 @@ class TestListPoliciesValidation:
 
     @pytest.mark.parametrize(
         ("path", "field"),
-        [("/cloud/v1/lifecycle_policy/0/1", "project_id"),
-         ("/cloud/v1/lifecycle_policy/x/1", "project_id"),
-         ("/cloud/v1/lifecycle_policy/1/2147483648", "region_id")],
+        [
+            ("/cloud/v1/lifecycle_policy/0/1", "project_id"),
+            ("/cloud/v1/lifecycle_policy/x/1", "project_id"),
+            ("/cloud/v1/lifecycle_policy/1/2147483648", "region_id"),
+        ],
     )
     async def test_bad_path_is_400_naming_it(
         self, client: httpx.AsyncClient, cl: CloudLandscape, path: str, field: str
@@ -157,6 +179,11 @@ class TestListPoliciesValidation:
         spec = (await client.get("/openapi.json")).json()
         op = spec["paths"]["/cloud/v1/lifecycle_policy/{project_id}/{region_id}"]["get"]
         assert {p["name"] for p in op["parameters"]} == {
-            "project_id", "region_id", "need_volumes", "limit", "offset"}
+            "project_id",
+            "region_id",
+            "need_volumes",
+            "limit",
+            "offset",
+        }
         ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
         assert ref.endswith("/LifecyclePolicyList")

@@ -18,10 +18,27 @@ from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_li
 from tests.factories import auth
 
 LISTENER_FIELDS = {
-    "allowed_cidrs", "admin_state_up", "connection_limit", "creator_task_id", "id",
-    "insert_headers", "load_balancer_id", "name", "operating_status", "pool_count", "protocol",
-    "protocol_port", "provisioning_status", "secret_id", "sni_secret_id", "stats", "task_id",
-    "timeout_client_data", "timeout_member_connect", "timeout_member_data", "user_list",
+    "allowed_cidrs",
+    "admin_state_up",
+    "connection_limit",
+    "creator_task_id",
+    "id",
+    "insert_headers",
+    "load_balancer_id",
+    "name",
+    "operating_status",
+    "pool_count",
+    "protocol",
+    "protocol_port",
+    "provisioning_status",
+    "secret_id",
+    "sni_secret_id",
+    "stats",
+    "task_id",
+    "timeout_client_data",
+    "timeout_member_connect",
+    "timeout_member_data",
+    "user_list",
 }
 
 
@@ -35,9 +52,11 @@ def url(cl: CloudLandscape, lid: str, project: int | None = None, region: int | 
 
 
 async def stored_name(session: AsyncSession, lid: str) -> str:
-    row = (await session.execute(
-        select(Listener).where(Listener.id == lid).execution_options(populate_existing=True)
-    )).scalar_one()
+    row = (
+        await session.execute(
+            select(Listener).where(Listener.id == lid).execution_options(populate_existing=True)
+        )
+    ).scalar_one()
     await session.commit()  # end the read: on SQLite it holds the database lock
     return row.name
 
@@ -47,8 +66,9 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "web.front-1"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, lid), json={"name": "web.front-1"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 200, r.text
         got = r.json()
         assert set(got) == LISTENER_FIELDS
@@ -66,14 +86,14 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        await client.patch(url(cl, lid), json={"name": "renamed"},
-                           headers=auth(cl.ls.client_admin))
+        await client.patch(url(cl, lid), json={"name": "renamed"}, headers=auth(cl.ls.client_admin))
         evs = await events(session)
         assert len(evs) == 1
         ev = evs[0]
         assert ev["api_group"] == "lblistener" and ev["action_type"] == "update"
-        assert ev["resources"] == [{"resource_id": lid, "resource_type": "lblistener",
-                                    "search_field": "renamed"}]
+        assert ev["resources"] == [
+            {"resource_id": lid, "resource_type": "lblistener", "search_field": "renamed"}
+        ]
         assert ev["project_id"] == cl.project and ev["region_id"] == cl.region
         assert ev["client_id"] == cl.ls.client_account.id
         assert ev["action_data"] == {"name": "renamed"}
@@ -82,24 +102,27 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "by-engineer"},
-                               headers=auth(cl.engineer))
+        r = await client.patch(
+            url(cl, lid), json={"name": "by-engineer"}, headers=auth(cl.engineer)
+        )
         assert r.status_code == 200, r.text
 
     async def test_operator_may_rename(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "by-operator"},
-                               headers=auth(cl.ls.operator))
+        r = await client.patch(
+            url(cl, lid), json={"name": "by-operator"}, headers=auth(cl.ls.operator)
+        )
         assert r.status_code == 200, r.text
 
     async def test_member_is_forbidden_and_nothing_changes(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "nope-nope"},
-                               headers=auth(cl.ls.client_member))
+        r = await client.patch(
+            url(cl, lid), json={"name": "nope-nope"}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
         assert await stored_name(session, lid) == "http-80"
@@ -110,8 +133,9 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, who: str
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "stolen"},
-                               headers=auth(getattr(cl.ls, who)))
+        r = await client.patch(
+            url(cl, lid), json={"name": "stolen"}, headers=auth(getattr(cl.ls, who))
+        )
         assert r.status_code == 404
         assert r.json()["exception_class"] == "NotFoundError"
 
@@ -119,42 +143,48 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "stolen"},
-                               headers=auth(cl.foreign_admin))
+        r = await client.patch(
+            url(cl, lid), json={"name": "stolen"}, headers=auth(cl.foreign_admin)
+        )
         assert r.status_code == 404
 
     async def test_listener_in_another_region_is_404(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.other_region)
-        r = await client.patch(url(cl, lid), json={"name": "renamed"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, lid), json={"name": "renamed"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 404
 
     async def test_listener_in_another_project_is_404(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.foreign_project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": "renamed"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, lid), json={"name": "renamed"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 404
         # ...even when named under the caller's own project id
-        r = await client.patch(url(cl, lid, project=cl.foreign_project), json={"name": "x-y-z"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, lid, project=cl.foreign_project),
+            json={"name": "x-y-z"},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 404
 
-    async def test_unknown_listener_is_404(
-        self, client: httpx.AsyncClient, cl: CloudLandscape
-    ):
-        r = await client.patch(url(cl, str(uuid.uuid4())), json={"name": "renamed"},
-                               headers=auth(cl.ls.client_admin))
+    async def test_unknown_listener_is_404(self, client: httpx.AsyncClient, cl: CloudLandscape):
+        r = await client.patch(
+            url(cl, str(uuid.uuid4())), json={"name": "renamed"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 404
 
     async def test_listener_id_not_a_uuid_is_400(
         self, client: httpx.AsyncClient, cl: CloudLandscape
     ):
-        r = await client.patch(url(cl, "not-a-uuid"), json={"name": "renamed"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, "not-a-uuid"), json={"name": "renamed"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["listener_id"]
 
@@ -163,8 +193,9 @@ class TestRenameListener:
     ):
         task = str(uuid.uuid4())
         lid = await make_listener(session, cl.project, cl.region, task_id=task)
-        r = await client.patch(url(cl, lid), json={"name": "renamed"},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(
+            url(cl, lid), json={"name": "renamed"}, headers=auth(cl.ls.client_admin)
+        )
         assert r.status_code == 409
         body = r.json()
         assert body["exception_class"] == "ConflictError"
@@ -174,15 +205,24 @@ class TestRenameListener:
 
     @pytest.mark.parametrize(
         "name",
-        ["ab", "a" * 64, "-leading-dash", " leading-space", "trailing-dash-", "trailing space ",
-         "bad/char", "ünïcode", "", "a\nb"],
+        [
+            "ab",
+            "a" * 64,
+            "-leading-dash",
+            " leading-space",
+            "trailing-dash-",
+            "trailing space ",
+            "bad/char",
+            "ünïcode",
+            "",
+            "a\nb",
+        ],
     )
     async def test_invalid_name_is_400(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, name: str
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": name},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(url(cl, lid), json={"name": name}, headers=auth(cl.ls.client_admin))
         assert r.status_code == 400, r.text
         body = r.json()
         assert body["exception_class"] == "ValidationError"
@@ -193,8 +233,7 @@ class TestRenameListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, name: str
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(url(cl, lid), json={"name": name},
-                               headers=auth(cl.ls.client_admin))
+        r = await client.patch(url(cl, lid), json={"name": name}, headers=auth(cl.ls.client_admin))
         assert r.status_code == 200, r.text
         assert r.json()["name"] == name
 
@@ -217,10 +256,12 @@ class TestConcurrentRenames:
     ):
         lid = await make_listener(session, cl.project, cl.region)
         names = [f"name-{i:02d}" for i in range(8)]
-        results = await asyncio.gather(*[
-            client.patch(url(cl, lid), json={"name": n}, headers=auth(cl.ls.client_admin))
-            for n in names
-        ])
+        results = await asyncio.gather(
+            *[
+                client.patch(url(cl, lid), json={"name": n}, headers=auth(cl.ls.client_admin))
+                for n in names
+            ]
+        )
         assert [r.status_code for r in results] == [200] * len(names)
         assert [r.json()["name"] for r in results] == names
         assert await stored_name(session, lid) in names
@@ -238,8 +279,9 @@ class TestConcurrentRenames:
                 update(Listener).where(Listener.id == lid).values(task_id=task, name="by-task")
             )
             pending = asyncio.create_task(
-                client.patch(url(cl, lid), json={"name": "by-request"},
-                             headers=auth(cl.ls.client_admin))
+                client.patch(
+                    url(cl, lid), json={"name": "by-request"}, headers=auth(cl.ls.client_admin)
+                )
             )
             await asyncio.sleep(0.5)  # the request is now waiting for the row/database lock
             assert not pending.done()
@@ -257,13 +299,15 @@ class TestConcurrentRenames:
 
         async def lock() -> None:
             async with app_state(app).sessionmaker() as s:
-                await s.execute(update(Listener).where(Listener.id == lid)
-                                .values(task_id=task, name="locked-name"))
+                await s.execute(
+                    update(Listener)
+                    .where(Listener.id == lid)
+                    .values(task_id=task, name="locked-name")
+                )
                 await s.commit()
 
         renames = [
-            client.patch(url(cl, lid), json={"name": f"race-{i}"},
-                         headers=auth(cl.ls.client_admin))
+            client.patch(url(cl, lid), json={"name": f"race-{i}"}, headers=auth(cl.ls.client_admin))
             for i in range(6)
         ]
         *results, _ = await asyncio.gather(*renames, lock())
@@ -291,11 +335,16 @@ class TestGetListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.get(url(cl, lid), params={"show_stats": "true"},
-                             headers=auth(cl.ls.client_member))
-        assert r.json()["stats"] == {"active_connections": 3, "bytes_in": 1024,
-                                     "bytes_out": 2048, "request_errors": 1,
-                                     "total_connections": 42}
+        r = await client.get(
+            url(cl, lid), params={"show_stats": "true"}, headers=auth(cl.ls.client_member)
+        )
+        assert r.json()["stats"] == {
+            "active_connections": 3,
+            "bytes_in": 1024,
+            "bytes_out": 2048,
+            "request_errors": 1,
+            "total_connections": 42,
+        }
         LoadBalancerListenerDetail.model_validate(r.json())
 
     async def test_other_tenant_is_404(
@@ -309,8 +358,9 @@ class TestGetListener:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.get(url(cl, lid), params={"show_stats": "maybe"},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            url(cl, lid), params={"show_stats": "maybe"}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == ["show_stats"]
 
@@ -340,9 +390,11 @@ class TestListListeners:
     ):
         for n in ("aaa", "bbb", "ccc"):
             await make_listener(session, cl.project, cl.region, name=n)
-        r = await client.get(self.list_url(cl),
-                             params={"limit": 1, "offset": 1, "show_stats": "true"},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            self.list_url(cl),
+            params={"limit": 1, "offset": 1, "show_stats": "true"},
+            headers=auth(cl.ls.client_member),
+        )
         got = r.json()
         assert got["count"] == 3
         assert [x["name"] for x in got["results"]] == ["bbb"]
@@ -354,8 +406,9 @@ class TestListListeners:
         lb = str(uuid.uuid4())
         mine = await make_listener(session, cl.project, cl.region, load_balancer_id=lb)
         await make_listener(session, cl.project, cl.region)
-        r = await client.get(self.list_url(cl), params={"load_balancer_id": lb},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            self.list_url(cl), params={"load_balancer_id": lb}, headers=auth(cl.ls.client_member)
+        )
         assert [x["id"] for x in r.json()["results"]] == [mine]
 
     @pytest.mark.parametrize(
@@ -364,29 +417,34 @@ class TestListListeners:
     async def test_bounds(
         self, client: httpx.AsyncClient, cl: CloudLandscape, param: str, value: object
     ):
-        r = await client.get(self.list_url(cl), params={param: value},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            self.list_url(cl), params={param: value}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == [param]
 
     async def test_limit_1000_is_allowed(self, client: httpx.AsyncClient, cl: CloudLandscape):
-        r = await client.get(self.list_url(cl), params={"limit": 1000},
-                             headers=auth(cl.ls.client_member))
+        r = await client.get(
+            self.list_url(cl), params={"limit": 1000}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 200
         assert r.json() == {"count": 0, "results": []}
 
     async def test_other_account_project_is_404(
         self, client: httpx.AsyncClient, cl: CloudLandscape
     ):
-        r = await client.get(f"/cloud/v1/lblisteners/{cl.foreign_project}/{cl.region}",
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            f"/cloud/v1/lblisteners/{cl.foreign_project}/{cl.region}",
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 404
 
     async def test_reseller_reads_its_own_project(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         await make_listener(session, cl.reseller_project, cl.region)
-        r = await client.get(f"/cloud/v1/lblisteners/{cl.reseller_project}/{cl.region}",
-                             headers=auth(cl.ls.reseller))
+        r = await client.get(
+            f"/cloud/v1/lblisteners/{cl.reseller_project}/{cl.region}", headers=auth(cl.ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["count"] == 1

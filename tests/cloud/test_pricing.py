@@ -20,12 +20,23 @@ from cloudadmin.db.models import PriceCatalogue
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_prices
 from tests.factories import auth
 
-ITEM_FIELDS = {"currency_code", "discount_percent", "price_per_hour", "price_per_month",
-               "price_status", "price_without_discount_per_month", "tax_percent"}
+ITEM_FIELDS = {
+    "currency_code",
+    "discount_percent",
+    "price_per_hour",
+    "price_per_month",
+    "price_status",
+    "price_without_discount_per_month",
+    "tax_percent",
+}
 CATALOGUE = {
     "currency_code": "EUR",
-    "flavors": {"g1-standard-2-4": "0.0432", "g1-standard-4-8": "0.0864",
-                "bm1-infrastructure-small": "0.25", "g0-tiny": "0.0000015"},
+    "flavors": {
+        "g1-standard-2-4": "0.0432",
+        "g1-standard-4-8": "0.0864",
+        "bm1-infrastructure-small": "0.25",
+        "g0-tiny": "0.0000015",
+    },
     "volume_types": {"standard": "0.000068", "ssd_hiiops": "0.000137"},
     "public_ipv4_per_hour": "0.004",
     "discount_percent": "10",
@@ -43,9 +54,13 @@ def url(cl: CloudLandscape, project: int | None = None, region: int | None = Non
 
 
 def pool(**over: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"flavor_id": "g1-standard-2-4", "node_count": 3,
-                            "boot_volume_size": 50, "boot_volume_type": "standard",
-                            "is_public_ipv4": True}
+    body: dict[str, Any] = {
+        "flavor_id": "g1-standard-2-4",
+        "node_count": 3,
+        "boot_volume_size": 50,
+        "boot_volume_type": "standard",
+        "is_public_ipv4": True,
+    }
     body.update(over)
     return body
 
@@ -71,11 +86,18 @@ class TestPricePreview:
     ):
         """Hand-computed: factor after discount and tax = 0.9 x 1.2 = 1.08; month = 730 h."""
         await make_prices(session, cl.region, **CATALOGUE)
-        body = {"pools": [
-            pool(),  # 3 x g1-standard-2-4, 3 x 50 GiB standard, 3 public IPs
-            pool(flavor_id="g1-standard-4-8", node_count=2, boot_volume_size=100,
-                 boot_volume_type="ssd_hiiops", is_public_ipv4=False),
-        ]}
+        body = {
+            "pools": [
+                pool(),  # 3 x g1-standard-2-4, 3 x 50 GiB standard, 3 public IPs
+                pool(
+                    flavor_id="g1-standard-4-8",
+                    node_count=2,
+                    boot_volume_size=100,
+                    boot_volume_type="ssd_hiiops",
+                    is_public_ipv4=False,
+                ),
+            ]
+        }
         r = await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))
         assert r.status_code == 200, r.text
         got = r.json()
@@ -97,29 +119,45 @@ class TestPricePreview:
             (Decimal("0.01296"), Decimal("9.4608"), Decimal("10.512")),
         ]
         assert figures(got["total_price"]) == (
-            Decimal("0.38016"), Decimal("277.5168"), Decimal("308.352")
+            Decimal("0.38016"),
+            Decimal("277.5168"),
+            Decimal("308.352"),
         )
 
     async def test_rounded_once_at_the_end(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        await make_prices(session, cl.region, **{**CATALOGUE, "discount_percent": "0",
-                                                 "tax_percent": "0"})
-        body = {"pools": [pool(flavor_id="g0-tiny", node_count=1, is_public_ipv4=False,
-                               boot_volume_size=10)]}
+        await make_prices(
+            session, cl.region, **{**CATALOGUE, "discount_percent": "0", "tax_percent": "0"}
+        )
+        body = {
+            "pools": [
+                pool(flavor_id="g0-tiny", node_count=1, is_public_ipv4=False, boot_volume_size=10)
+            ]
+        }
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
         # 0.0000015/h rounds half up to 0.000002; the month is 0.0000015 x 730, not 0.000002 x 730
         assert figures(got["instances"][0]) == (
-            Decimal("0.000002"), Decimal("0.001095"), Decimal("0.001095")
+            Decimal("0.000002"),
+            Decimal("0.001095"),
+            Decimal("0.001095"),
         )
 
     async def test_node_count_defaults_to_one_and_ipv4_to_false(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        await make_prices(session, cl.region, **{**CATALOGUE, "discount_percent": "0",
-                                                 "tax_percent": "0"})
-        body = {"pools": [{"flavor_id": "g1-standard-2-4", "boot_volume_size": 10,
-                           "boot_volume_type": "standard"}]}
+        await make_prices(
+            session, cl.region, **{**CATALOGUE, "discount_percent": "0", "tax_percent": "0"}
+        )
+        body = {
+            "pools": [
+                {
+                    "flavor_id": "g1-standard-2-4",
+                    "boot_volume_size": 10,
+                    "boot_volume_type": "standard",
+                }
+            ]
+        }
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
         assert figures(got["instances"][0])[0] == Decimal("0.0432")
         assert got["publicips"] == []
@@ -133,9 +171,7 @@ class TestPricePreview:
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
         assert got["volumes"] == [] and got["publicips"] == []
         # 0.25 x 2 = 0.5/h x 1.08 = 0.54/h; month 394.2; without discount 0.6 x 730 = 438
-        assert figures(got["instances"][0]) == (
-            Decimal("0.54"), Decimal("394.2"), Decimal("438")
-        )
+        assert figures(got["instances"][0]) == (Decimal("0.54"), Decimal("394.2"), Decimal("438"))
         assert figures(got["total_price"]) == figures(got["instances"][0])
 
     async def test_unknown_flavor_is_an_error_item_not_a_zero(
@@ -147,9 +183,15 @@ class TestPricePreview:
         assert r.status_code == 200, r.text
         got = r.json()
         bad, good = got["instances"]
-        assert bad == {"currency_code": "EUR", "discount_percent": 10, "tax_percent": 20,
-                       "price_status": "error", "price_per_hour": None,
-                       "price_per_month": None, "price_without_discount_per_month": None}
+        assert bad == {
+            "currency_code": "EUR",
+            "discount_percent": 10,
+            "tax_percent": 20,
+            "price_status": "error",
+            "price_per_hour": None,
+            "price_per_month": None,
+            "price_without_discount_per_month": None,
+        }
         shown(good)
         # volumes and IPs of the unknown-flavor pool are still priced
         assert [v["price_status"] for v in got["volumes"]] == ["show", "show"]
@@ -204,8 +246,9 @@ class TestPricePreview:
     async def test_pool_bounds(
         self, client: httpx.AsyncClient, cl: CloudLandscape, over: dict[str, Any], field: str
     ):
-        r = await client.post(url(cl), json={"pools": [pool(**over)]},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            url(cl), json={"pools": [pool(**over)]}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 400, r.text
         assert r.json()["exception_class"] == "ValidationError"
         assert list(r.json()["invalid_fields"]) == [field]
@@ -214,16 +257,20 @@ class TestPricePreview:
     async def test_node_count_limits_are_allowed(
         self, client: httpx.AsyncClient, cl: CloudLandscape, count: int
     ):
-        r = await client.post(url(cl), json={"pools": [pool(node_count=count)]},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            url(cl), json={"pools": [pool(node_count=count)]}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 200
 
     @pytest.mark.parametrize("size", [10, 2000])
     async def test_volume_size_limits_are_allowed(
         self, client: httpx.AsyncClient, cl: CloudLandscape, size: int
     ):
-        r = await client.post(url(cl), json={"pools": [pool(boot_volume_size=size)]},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            url(cl),
+            json={"pools": [pool(boot_volume_size=size)]},
+            headers=auth(cl.ls.client_member),
+        )
         assert r.status_code == 200
 
     @pytest.mark.parametrize(
@@ -232,8 +279,11 @@ class TestPricePreview:
     async def test_every_volume_type_is_accepted(
         self, client: httpx.AsyncClient, cl: CloudLandscape, vtype: str
     ):
-        r = await client.post(url(cl), json={"pools": [pool(boot_volume_type=vtype)]},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            url(cl),
+            json={"pools": [pool(boot_volume_type=vtype)]},
+            headers=auth(cl.ls.client_member),
+        )
         assert r.status_code == 200
 
     async def test_flavor_id_is_required(self, client: httpx.AsyncClient, cl: CloudLandscape):
@@ -249,8 +299,9 @@ class TestPricePreview:
     ):
         p = pool()
         del p[missing]
-        r = await client.post(url(cl), json={"pools": [pool(), p]},
-                              headers=auth(cl.ls.client_member))
+        r = await client.post(
+            url(cl), json={"pools": [pool(), p]}, headers=auth(cl.ls.client_member)
+        )
         assert r.status_code == 400
         assert list(r.json()["invalid_fields"]) == [f"pools.1.{missing}"]
 
@@ -270,15 +321,17 @@ class TestPricePreview:
     async def test_other_tenants_get_404(
         self, client: httpx.AsyncClient, cl: CloudLandscape, who: str
     ):
-        r = await client.post(url(cl), json={"pools": [pool()]},
-                              headers=auth(getattr(cl.ls, who)))
+        r = await client.post(url(cl), json={"pools": [pool()]}, headers=auth(getattr(cl.ls, who)))
         assert r.status_code == 404
 
     async def test_project_of_another_client_is_404(
         self, client: httpx.AsyncClient, cl: CloudLandscape
     ):
-        r = await client.post(url(cl, project=cl.foreign_project), json={"pools": [pool()]},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            url(cl, project=cl.foreign_project),
+            json={"pools": [pool()]},
+            headers=auth(cl.ls.client_admin),
+        )
         assert r.status_code == 404
 
 
@@ -298,8 +351,9 @@ class TestPricePreviewIsARead:
         engine = app_state(app).engine.sync_engine
         event.listen(engine, "before_cursor_execute", record)
         try:
-            r = await client.post(url(cl), json={"pools": [pool()]},
-                                  headers=auth(cl.ls.client_member))
+            r = await client.post(
+                url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member)
+            )
         finally:
             event.remove(engine, "before_cursor_execute", record)
         assert r.status_code == 200, r.text
@@ -316,8 +370,9 @@ class TestPricePreviewIsARead:
         await make_prices(session, cl.region, **CATALOGUE)
         # A key's first use writes its last_usage (auth/service.py), once per interval:
         # done before the lock is taken, as for any key in use.
-        first = await client.post(url(cl), json={"pools": [pool()]},
-                                  headers=auth(cl.ls.client_member))
+        first = await client.post(
+            url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member)
+        )
         assert first.status_code == 200, first.text
         read_catalogue = asyncio.Event()
 
@@ -328,14 +383,17 @@ class TestPricePreviewIsARead:
         async with engine.connect() as holder:
             await holder.begin()  # BEGIN IMMEDIATE (db/engine.py): the write lock, held
             event.listen(engine.sync_engine, "before_cursor_execute", record)
-            answer = asyncio.create_task(client.post(
-                url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member)))
+            answer = asyncio.create_task(
+                client.post(url(cl), json={"pools": [pool()]}, headers=auth(cl.ls.client_member))
+            )
             try:
                 # Below SQLite's busy timeout (10 s), after which a writer gives up.
                 await asyncio.wait_for(read_catalogue.wait(), 8)
             except TimeoutError:
-                pytest.fail("the preview did not read its catalogue while another "
-                            "connection held the write lock: it waited for the lock")
+                pytest.fail(
+                    "the preview did not read its catalogue while another "
+                    "connection held the write lock: it waited for the lock"
+                )
             finally:
                 event.remove(engine.sync_engine, "before_cursor_execute", record)
                 # Its activity-log row is a write: it goes in once the lock is free.
@@ -346,17 +404,37 @@ class TestPricePreviewIsARead:
 
 class TestPricesFile:
     async def test_loads_and_replaces_catalogues(
-        self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, app,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
+        app,
         tmp_path: Path,
     ):
         await make_prices(session, cl.other_region, currency_code="USD")
         path = tmp_path / "prices.json"
-        path.write_text(json.dumps({"prices": [
-            {"region_id": cl.region, "currency_code": "EUR",
-             "flavors": {"g1-standard-2-4": 0.1}, "volume_types": {"standard": 0.0001},
-             "public_ipv4_per_hour": 0.005, "tax_percent": 0, "discount_percent": 0},
-            {"region_id": cl.other_region, "currency_code": "GBP", "public_ipv4_per_hour": 1},
-        ]}))
+        path.write_text(
+            json.dumps(
+                {
+                    "prices": [
+                        {
+                            "region_id": cl.region,
+                            "currency_code": "EUR",
+                            "flavors": {"g1-standard-2-4": 0.1},
+                            "volume_types": {"standard": 0.0001},
+                            "public_ipv4_per_hour": 0.005,
+                            "tax_percent": 0,
+                            "discount_percent": 0,
+                        },
+                        {
+                            "region_id": cl.other_region,
+                            "currency_code": "GBP",
+                            "public_ipv4_per_hour": 1,
+                        },
+                    ]
+                }
+            )
+        )
         assert await load_prices_file(app_state(app).sessionmaker, path) == 2
         body = {"pools": [pool(node_count=1, boot_volume_size=10, is_public_ipv4=False)]}
         got = (await client.post(url(cl), json=body, headers=auth(cl.ls.client_member))).json()
@@ -369,22 +447,40 @@ class TestPricesFile:
         self, session: AsyncSession, cl: CloudLandscape, app, tmp_path: Path
     ):
         path = tmp_path / "prices.json"
-        path.write_text(json.dumps([{"region_id": cl.region, "currency_code": "USD",
-                                     "public_ipv4_per_hour": "0.004"}]))
+        path.write_text(
+            json.dumps(
+                [{"region_id": cl.region, "currency_code": "USD", "public_ipv4_per_hour": "0.004"}]
+            )
+        )
         assert await load_prices_file(app_state(app).sessionmaker, path) == 1
 
     @pytest.mark.parametrize(
         ("doc", "where"),
         [
             ([{"currency_code": "EUR", "public_ipv4_per_hour": 1}], "/0/region_id"),
-            ([{"region_id": "R", "currency_code": "eur", "public_ipv4_per_hour": 1}],
-             "/0/region_id"),
-            ({"prices": [{"region_id": 1, "currency_code": "EUR", "public_ipv4_per_hour": -1}]},
-             "/prices/0/public_ipv4_per_hour"),
-            ([{"region_id": 1, "currency_code": "EUR", "public_ipv4_per_hour": 1, "vat": 3}],
-             "/0/vat"),
-            ([{"region_id": 1, "currency_code": "EUR", "public_ipv4_per_hour": 1,
-               "tax_percent": 101}], "/0/tax_percent"),
+            (
+                [{"region_id": "R", "currency_code": "eur", "public_ipv4_per_hour": 1}],
+                "/0/region_id",
+            ),
+            (
+                {"prices": [{"region_id": 1, "currency_code": "EUR", "public_ipv4_per_hour": -1}]},
+                "/prices/0/public_ipv4_per_hour",
+            ),
+            (
+                [{"region_id": 1, "currency_code": "EUR", "public_ipv4_per_hour": 1, "vat": 3}],
+                "/0/vat",
+            ),
+            (
+                [
+                    {
+                        "region_id": 1,
+                        "currency_code": "EUR",
+                        "public_ipv4_per_hour": 1,
+                        "tax_percent": 101,
+                    }
+                ],
+                "/0/tax_percent",
+            ),
             ({"regions": []}, "/regions"),
         ],
     )
@@ -401,10 +497,14 @@ class TestPricesFile:
         self, session: AsyncSession, cl: CloudLandscape, app, tmp_path: Path
     ):
         path = tmp_path / "prices.json"
-        path.write_text(json.dumps([
-            {"region_id": cl.region, "currency_code": "EUR", "public_ipv4_per_hour": 1},
-            {"region_id": 987654, "currency_code": "EUR", "public_ipv4_per_hour": 1},
-        ]))
+        path.write_text(
+            json.dumps(
+                [
+                    {"region_id": cl.region, "currency_code": "EUR", "public_ipv4_per_hour": 1},
+                    {"region_id": 987654, "currency_code": "EUR", "public_ipv4_per_hour": 1},
+                ]
+            )
+        )
         with pytest.raises(PriceFileError, match="987654"):
             await load_prices_file(app_state(app).sessionmaker, path)
         assert await session.get(PriceCatalogue, cl.region) is None

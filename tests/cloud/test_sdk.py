@@ -68,8 +68,12 @@ async def sdk(app: object, cl: CloudLandscape) -> AsyncIterator[AsyncGcore]:
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport) as http:
         yield AsyncGcore(
-            api_key=cl.ls.client_admin, base_url="http://testserver", http_client=http,
-            cloud_project_id=cl.project, cloud_region_id=cl.region, max_retries=0,
+            api_key=cl.ls.client_admin,
+            base_url="http://testserver",
+            http_client=http,
+            cloud_project_id=cl.project,
+            cloud_region_id=cl.region,
+            max_retries=0,
             _strict_response_validation=True,  # a shape the model rejects raises
         )
 
@@ -94,21 +98,23 @@ async def read_listener(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSessi
 
 
 @case("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")
-async def rename_listener(
-    sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
-) -> list[Any]:
+async def rename_listener(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
     # The SDK's update() calls the v2 PATCH; v1 through its own client, parsed by its model.
     lid = await make_listener(session, cl.project, cl.region)
-    got = await sdk.patch(f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
-                          body={"name": "web-1"}, cast_to=LoadBalancerListenerDetail)
+    got = await sdk.patch(
+        f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
+        body={"name": "web-1"},
+        cast_to=LoadBalancerListenerDetail,
+    )
     assert got.name == "web-1"
     return [got]
 
 
 @case("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}")
 async def read_policy(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
-    pid = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
-                            volumes=VOLUMES)
+    pid = await make_policy(
+        session, cl.project, cl.region, schedules=[CRON, INTERVAL], volumes=VOLUMES
+    )
     plain = await sdk.cloud.snapshot_schedules.get(pid)
     full = await sdk.cloud.snapshot_schedules.get(pid, extra_query={"need_volumes": "true"})
     assert plain.volumes == [] and [v.volume_id for v in full.volumes] == [VOLUMES[0]["volume_id"]]
@@ -120,8 +126,9 @@ async def read_policy(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
 async def list_policies(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
     empty = await sdk.cloud.snapshot_schedules.list()
     assert empty.count == 0 and empty.results == []
-    full = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
-                             volumes=VOLUMES)
+    full = await make_policy(
+        session, cl.project, cl.region, schedules=[CRON, INTERVAL], volumes=VOLUMES
+    )
     bare = await make_policy(session, cl.project, cl.region, name="bare", status="paused")
     plain = await sdk.cloud.snapshot_schedules.list()
     volumes = await sdk.cloud.snapshot_schedules.list(extra_query={"need_volumes": "true"})
@@ -135,11 +142,19 @@ async def list_user_actions(
     sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
 ) -> list[Any]:
     lid = await make_listener(session, cl.project, cl.region)
-    await sdk.patch(f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
-                    body={"name": "web-1"}, cast_to=LoadBalancerListenerDetail)
+    await sdk.patch(
+        f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
+        body={"name": "web-1"},
+        cast_to=LoadBalancerListenerDetail,
+    )
     # Without project, region or search field (an account-level action).
-    await act(session, cl.ls.client_account, action_type="create", api_group="user",
-              resources=[Resource("user", "u-5")])
+    await act(
+        session,
+        cl.ls.client_account,
+        action_type="create",
+        api_group="user",
+        resources=[Resource("user", "u-5")],
+    )
     page = await sdk.cloud.audit_logs.list()
     walked = [x async for x in sdk.cloud.audit_logs.list(limit=1, order_by="asc")]  # 2 pages
     only = await sdk.cloud.audit_logs.list(api_group=["lblistener"], project_id=[cl.project])
@@ -156,8 +171,9 @@ def test_has_an_sdk_case(op: tuple[str, str]) -> None:
     """Each cloud operation is read by the SDK, or the SDK has nothing for it (yet)."""
     if op in NOT_IN_SDK:
         quoted = f'"{op[1]}"'
-        assert not any(quoted in f.read_text(encoding="utf-8")
-                       for f in SDK_SOURCE.rglob("*.py")), f"the SDK has {ident(op)} now"
+        assert not any(quoted in f.read_text(encoding="utf-8") for f in SDK_SOURCE.rglob("*.py")), (
+            f"the SDK has {ident(op)} now"
+        )
         return
     assert op in CASES, f"{ident(op)} has no SDK case"
 

@@ -39,26 +39,47 @@ def key_id(token: str) -> int:
 
 
 async def act(
-    session: AsyncSession, account: Client, *, user_id: int = 1, action_type: str = "update",
-    api_group: str = "lblistener", resources: list[Resource] | None = None,
-    project_id: int | None = None, region_id: int | None = None, ip: str = "198.51.100.1",
-    agent: str = "test/1", when: datetime | None = None,
+    session: AsyncSession,
+    account: Client,
+    *,
+    user_id: int = 1,
+    action_type: str = "update",
+    api_group: str = "lblistener",
+    resources: list[Resource] | None = None,
+    project_id: int | None = None,
+    region_id: int | None = None,
+    ip: str = "198.51.100.1",
+    agent: str = "test/1",
+    when: datetime | None = None,
 ) -> str:
     """Records one action on ``account`` (as the services do) and returns its id."""
-    caller = Caller(user_id=user_id, user_email=f"u{user_id}@example.com", superuser=False,
-                    group_ids=frozenset({1}), key_id=7, account_id=account.id,
-                    account_type=account.client_type,
-                    account_reseller_id=account.reseller_id)
+    caller = Caller(
+        user_id=user_id,
+        user_email=f"u{user_id}@example.com",
+        superuser=False,
+        group_ids=frozenset({1}),
+        key_id=7,
+        account_id=account.id,
+        account_type=account.client_type,
+        account_reseller_id=account.reseller_id,
+    )
     event = await user_actions.record(
-        session, Actor(caller, ip, agent, "req"), action_type=action_type,
-        api_group=api_group, resources=resources or [Resource("lblistener", "l-1", "web")],
-        client_id=account.id, reseller_id=account.reseller_id, action_data={"name": "x"},
-        project_id=project_id, region_id=region_id,
+        session,
+        Actor(caller, ip, agent, "req"),
+        action_type=action_type,
+        api_group=api_group,
+        resources=resources or [Resource("lblistener", "l-1", "web")],
+        client_id=account.id,
+        reseller_id=account.reseller_id,
+        action_data={"name": "x"},
+        project_id=project_id,
+        region_id=region_id,
     )
     await session.flush()
     if when is not None:  # the record's timestamp and the column move together
         await session.execute(
-            update(UserActionEvent).where(UserActionEvent.id == event.id)
+            update(UserActionEvent)
+            .where(UserActionEvent.id == event.id)
             .values(created_at=when, body={**event.body, "timestamp": isoformat_z(when)})
         )
     await session.commit()
@@ -78,10 +99,11 @@ class TestRecord:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         lid = await make_listener(session, cl.project, cl.region)
-        r = await client.patch(f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
-                               json={"name": "renamed"},
-                               headers={**auth(cl.ls.client_admin), "User-Agent": "ua/2",
-                                        "X-Request-ID": "req-77"})
+        r = await client.patch(
+            f"/cloud/v1/lblisteners/{cl.project}/{cl.region}/{lid}",
+            json={"name": "renamed"},
+            headers={**auth(cl.ls.client_admin), "User-Agent": "ua/2", "X-Request-ID": "req-77"},
+        )
         assert r.status_code == 200
         r = await client.get(LOG, headers=auth(cl.ls.client_admin))
         assert r.status_code == 200, r.text
@@ -95,8 +117,9 @@ class TestRecord:
         assert rec["email"] == cl.ls.admin_user.email
         assert rec["token_id"] == key_id(cl.ls.client_admin)
         assert (rec["project_id"], rec["region_id"]) == (cl.project, cl.region)
-        assert rec["resources"] == [{"resource_id": lid, "resource_type": "lblistener",
-                                     "search_field": "renamed"}]
+        assert rec["resources"] == [
+            {"resource_id": lid, "resource_type": "lblistener", "search_field": "renamed"}
+        ]
         assert rec["action_data"] == {"name": "renamed"}
         assert (rec["user_agent"], rec["source_user_ip"]) == ("ua/2", "203.0.113.7")
         assert rec["request_id"] == "req-77" and rec["timestamp"].endswith("Z")
@@ -112,15 +135,25 @@ class TestRecord:
         [rec] = (await client.get(LOG, headers=auth(cl.ls.client_admin))).json()["results"]
         assert rec["resources"] == [{"resource_id": "l-9", "resource_type": "lblistener"}]
 
-    async def test_in_the_openapi_with_the_providers_parameters(
-        self, client: httpx.AsyncClient
-    ):
+    async def test_in_the_openapi_with_the_providers_parameters(self, client: httpx.AsyncClient):
         spec = (await client.get("/openapi.json")).json()
         op = spec["paths"][LOG]["get"]
         assert {p["name"] for p in op["parameters"]} == {
-            "action_type", "api_group", "from_timestamp", "to_timestamp", "limit", "offset",
-            "order_by", "sorting", "project_id", "region_id", "resource_id", "search_field",
-            "source_user_ips", "user_agents"}
+            "action_type",
+            "api_group",
+            "from_timestamp",
+            "to_timestamp",
+            "limit",
+            "offset",
+            "order_by",
+            "sorting",
+            "project_id",
+            "region_id",
+            "resource_id",
+            "search_field",
+            "source_user_ips",
+            "user_agents",
+        }
         ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
         assert ref.endswith("/UserActionList")
         record = spec["components"]["schemas"]["UserAction"]
@@ -161,8 +194,9 @@ class TestWhoSeesWhat:
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
         await act(session, cl.foreign_account, project_id=cl.foreign_project)
-        r = await client.get(LOG, params={"project_id": cl.foreign_project},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            LOG, params={"project_id": cl.foreign_project}, headers=auth(cl.ls.client_admin)
+        )
         assert r.json() == {"count": 0, "results": []}
 
     async def test_without_key_is_401(self, client: httpx.AsyncClient):
@@ -175,17 +209,38 @@ class TestFilters:
     async def three(self, session: AsyncSession, cl: CloudLandscape) -> list[str]:
         account = cl.ls.client_account
         return [
-            await act(session, account, action_type="create", project_id=cl.project,
-                      region_id=cl.region, ip="198.51.100.1", agent="cli/1",
-                      resources=[Resource("lblistener", "l-1", "Web-Front")],
-                      when=datetime(2026, 1, 1, tzinfo=UTC)),
-            await act(session, account, action_type="update", api_group="client",
-                      resources=[Resource("client", account.id)], ip="198.51.100.2",
-                      agent="ui/2", when=datetime(2026, 1, 2, tzinfo=UTC)),
-            await act(session, account, action_type="delete", project_id=cl.project,
-                      region_id=cl.other_region, ip="198.51.100.3", agent="cli/1",
-                      resources=[Resource("lblistener", "l-3", "db-back")],
-                      when=datetime(2026, 1, 3, tzinfo=UTC)),
+            await act(
+                session,
+                account,
+                action_type="create",
+                project_id=cl.project,
+                region_id=cl.region,
+                ip="198.51.100.1",
+                agent="cli/1",
+                resources=[Resource("lblistener", "l-1", "Web-Front")],
+                when=datetime(2026, 1, 1, tzinfo=UTC),
+            ),
+            await act(
+                session,
+                account,
+                action_type="update",
+                api_group="client",
+                resources=[Resource("client", account.id)],
+                ip="198.51.100.2",
+                agent="ui/2",
+                when=datetime(2026, 1, 2, tzinfo=UTC),
+            ),
+            await act(
+                session,
+                account,
+                action_type="delete",
+                project_id=cl.project,
+                region_id=cl.other_region,
+                ip="198.51.100.3",
+                agent="cli/1",
+                resources=[Resource("lblistener", "l-3", "db-back")],
+                when=datetime(2026, 1, 3, tzinfo=UTC),
+            ),
         ]
 
     async def test_newest_first_by_default(
@@ -198,14 +253,16 @@ class TestFilters:
     ):
         assert await ids(client, cl.ls.client_admin, order_by="asc") == three
         assert await ids(client, cl.ls.client_admin, sorting="asc") == three
-        assert await ids(client, cl.ls.client_admin, order_by="desc", sorting="asc") \
-            == three[::-1]
+        assert await ids(client, cl.ls.client_admin, order_by="desc", sorting="asc") == three[::-1]
 
     async def test_limit_offset_and_count(
         self, client: httpx.AsyncClient, cl: CloudLandscape, three: list[str]
     ):
-        r = await client.get(LOG, params={"order_by": "asc", "limit": 1, "offset": 1},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            LOG,
+            params={"order_by": "asc", "limit": 1, "offset": 1},
+            headers=auth(cl.ls.client_admin),
+        )
         got = r.json()
         assert got["count"] == 3 and [x["id"] for x in got["results"]] == [three[1]]
 
@@ -221,14 +278,23 @@ class TestFilters:
             ({"user_agents": "cli/1"}, [0, 2]),
             ({"from_timestamp": "2026-01-02T00:00:00Z"}, [1, 2]),
             ({"to_timestamp": "2026-01-02T00:00:00Z"}, [0, 1]),
-            ({"from_timestamp": "2026-01-01T12:00:00+00:00",
-              "to_timestamp": "2026-01-02 12:00:00"}, [1]),
+            (
+                {
+                    "from_timestamp": "2026-01-01T12:00:00+00:00",
+                    "to_timestamp": "2026-01-02 12:00:00",
+                },
+                [1],
+            ),
             ({"action_type": "create", "api_group": "client"}, []),
         ],
     )
     async def test_filter(
-        self, client: httpx.AsyncClient, cl: CloudLandscape, three: list[str],
-        params: dict[str, Any], expected: list[int],
+        self,
+        client: httpx.AsyncClient,
+        cl: CloudLandscape,
+        three: list[str],
+        params: dict[str, Any],
+        expected: list[int],
     ):
         got = await ids(client, cl.ls.client_admin, order_by="asc", **params)
         assert got == [three[i] for i in expected]
@@ -236,10 +302,13 @@ class TestFilters:
     async def test_project_and_region_filters(
         self, client: httpx.AsyncClient, cl: CloudLandscape, three: list[str]
     ):
-        assert await ids(client, cl.ls.client_admin, order_by="asc",
-                         project_id=cl.project) == [three[0], three[2]]
-        assert await ids(client, cl.ls.client_admin, order_by="asc",
-                         region_id=[cl.region, cl.other_region]) == [three[0], three[2]]
+        assert await ids(client, cl.ls.client_admin, order_by="asc", project_id=cl.project) == [
+            three[0],
+            three[2],
+        ]
+        assert await ids(
+            client, cl.ls.client_admin, order_by="asc", region_id=[cl.region, cl.other_region]
+        ) == [three[0], three[2]]
         assert await ids(client, cl.ls.client_admin, region_id=cl.other_region) == [three[2]]
 
 

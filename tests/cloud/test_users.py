@@ -21,8 +21,14 @@ class TestListCloudUsers:
     async def test_the_callers_account_users(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
     ):
-        named = await make_user(session, cl.ls.client_account, groups=(2,), name="Ann Example",
-                                activated=False, email="ann@shop.example")
+        named = await make_user(
+            session,
+            cl.ls.client_account,
+            groups=(2,),
+            name="Ann Example",
+            activated=False,
+            email="ann@shop.example",
+        )
         await make_user(session, cl.ls.client_account, deleted=True)
         await session.commit()
         r = await client.get(URL, headers=auth(cl.ls.client_member))
@@ -34,8 +40,13 @@ class TestListCloudUsers:
         ids = [u["id"] for u in got["results"]]
         assert ids == sorted(ids)
         by_id = {u["id"]: u for u in got["results"]}
-        assert by_id[named.id] == {"activated": False, "email": "ann@shop.example",
-                                   "id": named.id, "is_admin": False, "name": "Ann Example"}
+        assert by_id[named.id] == {
+            "activated": False,
+            "email": "ann@shop.example",
+            "id": named.id,
+            "is_admin": False,
+            "name": "Ann Example",
+        }
         assert by_id[cl.ls.admin_user.id]["is_admin"] is True
         assert by_id[cl.ls.admin_user.id]["name"] == ""
         assert by_id[cl.ls.member_user.id]["is_admin"] is False
@@ -47,20 +58,23 @@ class TestListCloudUsers:
     ):
         r = await client.get(URL, headers=auth(cl.foreign_admin))
         assert r.json()["count"] == 1
-        r = await client.get(URL, params={"user_id": cl.ls.admin_user.id},
-                             headers=auth(cl.foreign_admin))
+        r = await client.get(
+            URL, params={"user_id": cl.ls.admin_user.id}, headers=auth(cl.foreign_admin)
+        )
         assert r.json() == {"count": 0, "results": []}
 
     async def test_user_id_filter(self, client: httpx.AsyncClient, cl: CloudLandscape):
-        r = await client.get(URL, params={"user_id": cl.ls.member_user.id},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            URL, params={"user_id": cl.ls.member_user.id}, headers=auth(cl.ls.client_admin)
+        )
         got = r.json()
         assert got["count"] == 1 and got["results"][0]["id"] == cl.ls.member_user.id
 
     async def test_limit_and_offset(self, client: httpx.AsyncClient, cl: CloudLandscape):
         everyone = (await client.get(URL, headers=auth(cl.ls.client_admin))).json()["results"]
-        r = await client.get(URL, params={"limit": 1, "offset": 1},
-                             headers=auth(cl.ls.client_admin))
+        r = await client.get(
+            URL, params={"limit": 1, "offset": 1}, headers=auth(cl.ls.client_admin)
+        )
         got = r.json()
         assert got["count"] == 3
         assert got["results"] == everyone[1:2]

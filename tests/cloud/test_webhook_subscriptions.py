@@ -18,8 +18,11 @@ from tests.cloud.helpers import SECRET_KEY, CloudLandscape, cloud_landscape, eve
 from tests.factories import auth, next_id
 
 BASE = "/cloud/v1/user_actions"
-SUBSCRIBE, UNSUBSCRIBE, LIST = f"{BASE}/subscribe", f"{BASE}/unsubscribe", \
-    f"{BASE}/subscriptions_list"
+SUBSCRIBE, UNSUBSCRIBE, LIST = (
+    f"{BASE}/subscribe",
+    f"{BASE}/unsubscribe",
+    f"{BASE}/subscriptions_list",
+)
 URL = "https://hooks.shop.example/user-actions?source=cloud"
 SECRET = "Bearer wh-s3cret-value"
 BODY = {"url": URL, "auth_header_name": "Authorization", "auth_header_value": SECRET}
@@ -32,21 +35,31 @@ async def cl(session: AsyncSession) -> CloudLandscape:
 
 
 async def stored(session: AsyncSession, client_id: int) -> dict[str, Any] | None:
-    row = (await session.execute(
-        select(WebhookSubscription.id, WebhookSubscription.url,
-               WebhookSubscription.auth_header_name,
-               WebhookSubscription.auth_header_value_encrypted)
-        .where(WebhookSubscription.client_id == client_id)
-    )).first()
+    row = (
+        await session.execute(
+            select(
+                WebhookSubscription.id,
+                WebhookSubscription.url,
+                WebhookSubscription.auth_header_name,
+                WebhookSubscription.auth_header_value_encrypted,
+            ).where(WebhookSubscription.client_id == client_id)
+        )
+    ).first()
     await session.commit()  # end the read: on SQLite it holds the database lock
     return None if row is None else dict(row._mapping)
 
 
 async def make_webhook(session: AsyncSession, client_id: int, url: str = URL) -> int:
     sid = next_id()
-    session.add(WebhookSubscription(
-        id=sid, client_id=client_id, url=url, auth_header_name="Authorization",
-        auth_header_value_encrypted=SecretBox(SECRET_KEY).encrypt(SECRET)))
+    session.add(
+        WebhookSubscription(
+            id=sid,
+            client_id=client_id,
+            url=url,
+            auth_header_name="Authorization",
+            auth_header_value_encrypted=SecretBox(SECRET_KEY).encrypt(SECRET),
+        )
+    )
     await session.commit()
     return sid
 
@@ -75,9 +88,17 @@ class TestSubscribe:
         assert "wh-s3cret" not in row["auth_header_value_encrypted"]
         assert SecretBox(SECRET_KEY).decrypt(row["auth_header_value_encrypted"]) == SECRET
         listed = await client.get(LIST, headers=auth(cl.ls.client_member))
-        assert listed.json() == {"count": 1, "results": [
-            {"id": row["id"], "url": URL, "auth_header_name": "Authorization",
-             "auth_header_value": "***"}]}
+        assert listed.json() == {
+            "count": 1,
+            "results": [
+                {
+                    "id": row["id"],
+                    "url": URL,
+                    "auth_header_name": "Authorization",
+                    "auth_header_value": "***",
+                }
+            ],
+        }
 
     async def test_records_a_user_action_and_logs_without_the_secret(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
@@ -138,73 +159,100 @@ class TestSubscribeValidation:
         r = await client.post(SUBSCRIBE, json={}, headers=auth(cl.ls.client_admin))
         assert set(invalid_fields(r)) == {"url", "auth_header_name", "auth_header_value"}
 
-    @pytest.mark.parametrize(("url", "message"), [
-        ("ftp://hooks.example/in", "The scheme must be http:// or https://."),
-        ("hooks.example/in", "The scheme must be http:// or https://."),
-        ("https:///in", "The host is missing."),
-        ("https://user:pw@hooks.example/in",
-         "The URL must not carry a user name or password (send the credential in the auth "
-         "header)."),
-        ("https://hooks.example/in#x", "The URL must not have a fragment (#)."),
-        ("https://hooks.example:99999/in", "Enter a valid URL."),
-        ("https://hooks example/in", "The URL must not contain spaces or control characters."),
-        ("https://ho$ts.example/in", "The host is not a valid host name or address."),
-        ("https://hooks.example/" + "a" * 2048, "Ensure this value has at most 2048 characters."),
-    ])
+    @pytest.mark.parametrize(
+        ("url", "message"),
+        [
+            ("ftp://hooks.example/in", "The scheme must be http:// or https://."),
+            ("hooks.example/in", "The scheme must be http:// or https://."),
+            ("https:///in", "The host is missing."),
+            (
+                "https://user:pw@hooks.example/in",
+                "The URL must not carry a user name or password (send the credential in the auth "
+                "header).",
+            ),
+            ("https://hooks.example/in#x", "The URL must not have a fragment (#)."),
+            ("https://hooks.example:99999/in", "Enter a valid URL."),
+            ("https://hooks example/in", "The URL must not contain spaces or control characters."),
+            ("https://ho$ts.example/in", "The host is not a valid host name or address."),
+            (
+                "https://hooks.example/" + "a" * 2048,
+                "Ensure this value has at most 2048 characters.",
+            ),
+        ],
+    )
     async def test_bad_url(
         self, client: httpx.AsyncClient, cl: CloudLandscape, url: str, message: str
     ):
-        r = await client.post(SUBSCRIBE, json={**BODY, "url": url},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE, json={**BODY, "url": url}, headers=auth(cl.ls.client_admin)
+        )
         assert invalid_fields(r) == {"url": [message]}
 
-    @pytest.mark.parametrize(("host", "why"), [
-        ("10.1.2.3", "10.1.2.3 is a private address."),
-        ("169.254.169.254", "169.254.169.254 is a cloud metadata address."),
-        ("[fd00:ec2::254]", "fd00:ec2::254 is a cloud metadata address."),
-        ("metadata.google.internal", "metadata.google.internal is the cloud metadata service."),
-    ])
+    @pytest.mark.parametrize(
+        ("host", "why"),
+        [
+            ("10.1.2.3", "10.1.2.3 is a private address."),
+            ("169.254.169.254", "169.254.169.254 is a cloud metadata address."),
+            ("[fd00:ec2::254]", "fd00:ec2::254 is a cloud metadata address."),
+            ("metadata.google.internal", "metadata.google.internal is the cloud metadata service."),
+        ],
+    )
     async def test_refused_address(
-        self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, host: str,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        cl: CloudLandscape,
+        host: str,
         why: str,
     ):
-        r = await client.post(SUBSCRIBE, json={**BODY, "url": f"http://{host}/in"},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE, json={**BODY, "url": f"http://{host}/in"}, headers=auth(cl.ls.client_admin)
+        )
         assert invalid_fields(r) == {"url": [NOT_ALLOWED + why]}
         assert await stored(session, cl.ls.client_account.id) is None
 
-    @pytest.mark.parametrize(("name", "message"), [
-        ("", "This field may not be blank."),
-        ("Bad Header", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
-        ("X-Auth:", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
-        ("X-Auth\n", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
-        ("Host", "The header Host is set by the service and cannot be used."),
-        ("content-length", "The header content-length is set by the service and cannot be "
-         "used."),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "message"),
+        [
+            ("", "This field may not be blank."),
+            ("Bad Header", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
+            ("X-Auth:", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
+            ("X-Auth\n", "Enter a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)."),
+            ("Host", "The header Host is set by the service and cannot be used."),
+            (
+                "content-length",
+                "The header content-length is set by the service and cannot be used.",
+            ),
+        ],
+    )
     async def test_bad_header_name(
         self, client: httpx.AsyncClient, cl: CloudLandscape, name: str, message: str
     ):
-        r = await client.post(SUBSCRIBE, json={**BODY, "auth_header_name": name},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE, json={**BODY, "auth_header_name": name}, headers=auth(cl.ls.client_admin)
+        )
         assert invalid_fields(r) == {"auth_header_name": [message]}
 
-    @pytest.mark.parametrize("value", ["", "Bearer x\r\nX-Injected: 1", "Bearer x\n",
-                                       "Bearer ünïcode", " padded"])
+    @pytest.mark.parametrize(
+        "value", ["", "Bearer x\r\nX-Injected: 1", "Bearer x\n", "Bearer ünïcode", " padded"]
+    )
     async def test_bad_header_value_is_not_quoted_back(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape, value: str
     ):
-        r = await client.post(SUBSCRIBE, json={**BODY, "auth_header_value": value},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE, json={**BODY, "auth_header_value": value}, headers=auth(cl.ls.client_admin)
+        )
         assert list(invalid_fields(r)) == ["auth_header_value"]
         if value:
             assert value.strip() not in r.text
             assert all(value.strip() not in d for d in await activity_data(session))
 
     async def test_every_problem_at_once(self, client: httpx.AsyncClient, cl: CloudLandscape):
-        r = await client.post(SUBSCRIBE, json={"url": "ftp://x", "auth_header_name": "a b",
-                                               "auth_header_value": "\n"},
-                              headers=auth(cl.ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE,
+            json={"url": "ftp://x", "auth_header_name": "a b", "auth_header_value": "\n"},
+            headers=auth(cl.ls.client_admin),
+        )
         assert set(invalid_fields(r)) == {"url", "auth_header_name", "auth_header_value"}
 
 
@@ -218,8 +266,9 @@ class TestUnsubscribe:
         assert await stored(session, cl.ls.client_account.id) is None
         [ev] = await events(session, "webhook_subscription")
         assert ev["action_type"] == "delete"
-        assert ev["resources"] == [{"resource_id": str(sid),
-                                    "resource_type": "webhook_subscription"}]
+        assert ev["resources"] == [
+            {"resource_id": str(sid), "resource_type": "webhook_subscription"}
+        ]
 
     async def test_without_subscription_is_404(
         self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
@@ -261,9 +310,17 @@ class TestList:
         await make_webhook(session, cl.ls.reseller_account.id)
         r = await client.get(LIST, headers=auth(getattr(cl.ls, who)))
         assert r.status_code == 200
-        assert r.json() == {"count": 1, "results": [
-            {"id": mine, "url": URL, "auth_header_name": "Authorization",
-             "auth_header_value": "***"}]}
+        assert r.json() == {
+            "count": 1,
+            "results": [
+                {
+                    "id": mine,
+                    "url": URL,
+                    "auth_header_name": "Authorization",
+                    "auth_header_value": "***",
+                }
+            ],
+        }
         assert "wh-s3cret" not in r.text
 
     async def test_a_reseller_does_not_see_its_clients(
@@ -285,8 +342,9 @@ class TestList:
         assert r.json()["count"] == 2
         assert [s["id"] for s in r.json()["results"]] == [max(first, second)]
 
-    @pytest.mark.parametrize(("param", "value"), [("limit", 0), ("limit", 1001),
-                                                  ("offset", -1), ("limit", "x")])
+    @pytest.mark.parametrize(
+        ("param", "value"), [("limit", 0), ("limit", 1001), ("offset", -1), ("limit", "x")]
+    )
     async def test_bounds(
         self, client: httpx.AsyncClient, cl: CloudLandscape, param: str, value: object
     ):

@@ -32,8 +32,9 @@ class TestSchema:
                 only_on = getattr(obj, "info", {}).get("only_on")
                 return only_on is None or only_on == conn.dialect.name
 
-            ctx = MigrationContext.configure(conn, opts={"compare_type": True,
-                                                         "include_object": on_this_database})
+            ctx = MigrationContext.configure(
+                conn, opts={"compare_type": True, "include_object": on_this_database}
+            )
             return compare_metadata(ctx, Base.metadata)
 
         async with engine.connect() as conn:
@@ -57,8 +58,11 @@ class TestSchema:
         async with engine.connect() as conn:
             rows = (await conn.execute(text("SELECT id, name FROM groups ORDER BY id"))).all()
         assert [tuple(r) for r in rows] == [
-            (1, "Administrators"), (2, "Users"), (5, "Engineers"),
-            (3009, "Purge and Prefetch only (API+Web)"), (3022, "Purge and Prefetch only (API)"),
+            (1, "Administrators"),
+            (2, "Users"),
+            (5, "Engineers"),
+            (3009, "Purge and Prefetch only (API+Web)"),
+            (3022, "Purge and Prefetch only (API)"),
         ]
 
     async def test_foreign_keys_are_enforced_at_commit(self, engine: AsyncEngine):
@@ -66,12 +70,15 @@ class TestSchema:
 
         with pytest.raises(IntegrityError):
             async with engine.begin() as conn:
-                await conn.execute(text(
-                    "INSERT INTO users (id, email, lang, client_id, deleted, activated, sso_auth,"
-                    " two_fa, auth_types, user_type, is_active, superuser, date_joined)"
-                    " VALUES (987654, 'x@example.com', 'en', 424242, false, true, false, false,"
-                    " '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"))
-
+                await conn.execute(
+                    text(
+                        "INSERT INTO users (id, email, lang, client_id, deleted, activated,"
+                        " sso_auth, two_fa, auth_types, user_type, is_active, superuser,"
+                        " date_joined)"
+                        " VALUES (987654, 'x@example.com', 'en', 424242, false, true, false, false,"
+                        " '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"
+                    )
+                )
 
 
 @pytest.fixture
@@ -114,31 +121,42 @@ class TestHistory:
         engine = create_engine(settings, fresh_url)
         try:
             async with engine.begin() as conn:
-                await conn.execute(text(
-                    "INSERT INTO clients (id, email, status, company_name, capabilities,"
-                    " service_statuses, paid_features, free_features, deleted, bill_type,"
-                    " is_test, client_type, created_at) VALUES (7, 'a@example.com', 'active',"
-                    " 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false, 'common',"
-                    " CURRENT_TIMESTAMP)"))
-                await conn.execute(text(
-                    "INSERT INTO users (id, email, lang, client_id, deleted, activated,"
-                    " sso_auth, two_fa, auth_types, user_type, is_active, superuser,"
-                    " date_joined) VALUES (8, 'u@example.com', 'en', 7, false, true, false,"
-                    " false, '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"))
-                await conn.execute(text(
-                    "INSERT INTO addendums (id, client_id, status, active_start, created_at,"
-                    " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
-                    " product_id, product_name, product_internal_name) VALUES (9, 7, 'active',"
-                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'Plan Ä', 1,"
-                    " 'CDN', 'CDN')"))
+                await conn.execute(
+                    text(
+                        "INSERT INTO clients (id, email, status, company_name, capabilities,"
+                        " service_statuses, paid_features, free_features, deleted, bill_type,"
+                        " is_test, client_type, created_at) VALUES (7, 'a@example.com', 'active',"
+                        " 'A', '[]', '{}', '{}', '{}', false, 'postpaid', false, 'common',"
+                        " CURRENT_TIMESTAMP)"
+                    )
+                )
+                await conn.execute(
+                    text(
+                        "INSERT INTO users (id, email, lang, client_id, deleted, activated,"
+                        " sso_auth, two_fa, auth_types, user_type, is_active, superuser,"
+                        " date_joined) VALUES (8, 'u@example.com', 'en', 7, false, true, false,"
+                        " false, '[\"password\"]', 'common', true, false, CURRENT_TIMESTAMP)"
+                    )
+                )
+                await conn.execute(
+                    text(
+                        "INSERT INTO addendums (id, client_id, status, active_start, created_at,"
+                        " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
+                        " product_id, product_name, product_internal_name) VALUES (9, 7, 'active',"
+                        " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'Plan Ä', 1,"
+                        " 'CDN', 'CDN')"
+                    )
+                )
             await asyncio.to_thread(upgrade, fresh_url)
             async with engine.connect() as conn:
                 assert (await conn.execute(text("SELECT count(*) FROM users"))).scalar() == 1
-                assert (await conn.execute(text(
-                    "SELECT service_availability FROM clients"))).scalar() in ({}, "{}")
+                assert (
+                    await conn.execute(text("SELECT service_availability FROM clients"))
+                ).scalar() in ({}, "{}")
                 assert (await conn.execute(text("SELECT count(*) FROM addendums"))).scalar() == 1
-                assert (await conn.execute(text(
-                    "SELECT company_name_folded FROM clients"))).scalar() == "a"
+                assert (
+                    await conn.execute(text("SELECT company_name_folded FROM clients"))
+                ).scalar() == "a"
         finally:
             await engine.dispose()
 
@@ -148,7 +166,8 @@ CLIENT_7 = text(
     "INSERT INTO clients (id, email, status, company_name, capabilities, service_statuses,"
     " paid_features, free_features, deleted, bill_type, is_test, client_type, created_at)"
     " VALUES (7, 'a@example.com', 'active', 'A', '[]', '{}', '{}', '{}', false, 'postpaid',"
-    " false, 'common', CURRENT_TIMESTAMP)")
+    " false, 'common', CURRENT_TIMESTAMP)"
+)
 
 
 class TestTotalsShards:
@@ -156,14 +175,17 @@ class TestTotalsShards:
 
     @staticmethod
     async def _totals(conn) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
-        rows, total, top = (await conn.execute(text(
-            "SELECT count(*), coalesce(sum(n), 0), coalesce(max(shard), -1) "
-            "FROM addendum_totals"))).one()
+        rows, total, top = (
+            await conn.execute(
+                text(
+                    "SELECT count(*), coalesce(sum(n), 0), coalesce(max(shard), -1) "
+                    "FROM addendum_totals"
+                )
+            )
+        ).one()
         return int(rows), int(total), int(top)
 
-    async def test_upgrade_folds_and_downgrade_recounts(
-        self, fresh_url: str, settings: Settings
-    ):
+    async def test_upgrade_folds_and_downgrade_recounts(self, fresh_url: str, settings: Settings):
         import asyncio
 
         from alembic import command
@@ -177,7 +199,8 @@ class TestTotalsShards:
             " currency_id, currency_char_code, currency_symbol, plan_id, plan_name,"
             " plan_name_folded, product_id, product_name, product_name_folded,"
             " product_internal_name) VALUES (:id, 7, 'active', CURRENT_TIMESTAMP,"
-            " CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'P', 'p', 1, 'CDN', 'cdn', 'CDN')")
+            " CURRENT_TIMESTAMP, 1, 'USD', '$', 1, 'P', 'p', 1, 'CDN', 'cdn', 'CDN')"
+        )
         try:
             async with engine.begin() as conn:
                 await conn.execute(CLIENT_7)
@@ -193,8 +216,9 @@ class TestTotalsShards:
                 await conn.execute(text("DELETE FROM addendums WHERE id = 300"))
             async with engine.connect() as conn:
                 assert await self._totals(conn) == (2, 4, 12)
-                assert (await conn.execute(text(
-                    "SELECT n FROM addendum_totals WHERE shard = 5"))).scalar() == 4
+                assert (
+                    await conn.execute(text("SELECT n FROM addendum_totals WHERE shard = 5"))
+                ).scalar() == 4
             config = alembic_config(fresh_url)
             await asyncio.to_thread(command.downgrade, config, "0008")
             async with engine.connect() as conn:
@@ -229,24 +253,34 @@ class TestAddendumDays:
             async with engine.begin() as conn:
                 await conn.execute(CLIENT_7)
                 # 1970-01-02 is day 1; ids 3 and 35 share shard 3.
-                for addendum_id, created in ((3, "1970-01-02 00:00:00"),
-                                             (35, "1970-01-02 23:59:59.999999"),
-                                             (4, "1970-01-01 23:59:59"),
-                                             (20, "1970-01-03 00:00:00")):
-                    await conn.execute(insert, {"id": addendum_id,
-                                                      "created": _utc(created)})
+                for addendum_id, created in (
+                    (3, "1970-01-02 00:00:00"),
+                    (35, "1970-01-02 23:59:59.999999"),
+                    (4, "1970-01-01 23:59:59"),
+                    (20, "1970-01-03 00:00:00"),
+                ):
+                    await conn.execute(insert, {"id": addendum_id, "created": _utc(created)})
             await asyncio.to_thread(upgrade, fresh_url)
             async with engine.begin() as conn:
                 assert [tuple(r) for r in (await conn.execute(text(days))).all()] == [
-                    (0, 4, 1, 4, 4), (1, 3, 2, 3, 35), (2, 4, 1, 20, 20)]
+                    (0, 4, 1, 4, 4),
+                    (1, 3, 2, 3, 35),
+                    (2, 4, 1, 20, 20),
+                ]
                 await conn.execute(insert, {"id": 51, "created": _utc("1970-01-02 12:00")})
             async with engine.connect() as conn:  # the triggers count from here on
-                assert [tuple(r) for r in (await conn.execute(text(days))).all()][1] == \
-                    (1, 3, 3, 3, 51)
+                assert [tuple(r) for r in (await conn.execute(text(days))).all()][1] == (
+                    1,
+                    3,
+                    3,
+                    3,
+                    51,
+                )
             await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0010")
             async with engine.begin() as conn:
                 assert "addendum_days" not in await conn.run_sync(
-                    lambda c: inspect(c).get_table_names())
+                    lambda c: inspect(c).get_table_names()
+                )
                 await conn.execute(insert, {"id": 67, "created": _utc("1970-01-05")})
         finally:
             await engine.dispose()

@@ -46,37 +46,65 @@ def _json(value: Any) -> Any:
 
 class TestUserActionLogMigration:
     async def test_upgrade_completes_stored_events_and_downgrade_drops(
-        self, fresh_url: str, settings: Settings  # noqa: F811
+        self,
+        fresh_url: str,  # noqa: F811
+        settings: Settings,
     ):
         await asyncio.to_thread(upgrade, fresh_url, "0012")
         engine = create_engine(settings, fresh_url)
         try:
             async with engine.begin() as conn:
                 await conn.execute(CLIENT_7)
-                await conn.execute(text(
-                    "INSERT INTO amqp_subscriptions (id, client_id, connection_string_encrypted,"
-                    " receive_child_client_events) VALUES (5, 7, 'x', false)"))
+                await conn.execute(
+                    text(
+                        "INSERT INTO amqp_subscriptions (id, client_id,"
+                        " connection_string_encrypted, receive_child_client_events)"
+                        " VALUES (5, 7, 'x', false)"
+                    )
+                )
                 for n in (1, 2, 3):
-                    body = old_body(n) if n != 3 else old_body(
-                        3, api_group="seller", action_data={"email": "s@example.com"},
-                        resources=[{"resource_id": "4", "resource_type": "seller"}],
-                        project_id=None, region_id=None)
-                    await conn.execute(INSERT_EVENT, {"id": n, "event_id": body["id"],
-                                                      "body": json.dumps(body)})
+                    body = (
+                        old_body(n)
+                        if n != 3
+                        else old_body(
+                            3,
+                            api_group="seller",
+                            action_data={"email": "s@example.com"},
+                            resources=[{"resource_id": "4", "resource_type": "seller"}],
+                            project_id=None,
+                            region_id=None,
+                        )
+                    )
+                    await conn.execute(
+                        INSERT_EVENT, {"id": n, "event_id": body["id"], "body": json.dumps(body)}
+                    )
                 # 1 delivered, 2 still owed, 3 owed to nobody.
                 await conn.execute(INSERT_DELIVERY, {"id": 1, "event_id": 1, "delivered": True})
                 await conn.execute(INSERT_DELIVERY, {"id": 2, "event_id": 2, "delivered": False})
             await asyncio.to_thread(upgrade, fresh_url)
             async with engine.connect() as conn:
-                rows = (await conn.execute(text(
-                    "SELECT id, body, acknowledged, user_id, action_type, api_group,"
-                    " project_id, region_id, source_user_ip, user_agent"
-                    " FROM user_action_events ORDER BY id"))).all()
-                resources = (await conn.execute(text(
-                    "SELECT event_id, resource_type, resource_id, search_field"
-                    " FROM user_action_resources ORDER BY event_id"))).all()
-                deliveries = (await conn.execute(text(
-                    "SELECT id FROM event_deliveries ORDER BY id"))).scalars().all()
+                rows = (
+                    await conn.execute(
+                        text(
+                            "SELECT id, body, acknowledged, user_id, action_type, api_group,"
+                            " project_id, region_id, source_user_ip, user_agent"
+                            " FROM user_action_events ORDER BY id"
+                        )
+                    )
+                ).all()
+                resources = (
+                    await conn.execute(
+                        text(
+                            "SELECT event_id, resource_type, resource_id, search_field"
+                            " FROM user_action_resources ORDER BY event_id"
+                        )
+                    )
+                ).all()
+                deliveries = (
+                    (await conn.execute(text("SELECT id FROM event_deliveries ORDER BY id")))
+                    .scalars()
+                    .all()
+                )
             assert deliveries == [1, 2]  # the table was altered, not copied and dropped
             assert [bool(r[2]) for r in rows] == [True, False, False]
             assert [tuple(r[3:]) for r in rows] == [
@@ -86,22 +114,31 @@ class TestUserActionLogMigration:
             ]
             first = _json(rows[0][1])
             assert first == {
-                **old_body(1), "task_id": None, "is_complete": True, "total_price": None,
+                **old_body(1),
+                "task_id": None,
+                "is_complete": True,
+                "total_price": None,
                 "issued_by_user_id": 8,
-                "resources": [{"resource_id": "l-1", "resource_type": "lblistener",
-                               "search_field": "web-1"}],
+                "resources": [
+                    {"resource_id": "l-1", "resource_type": "lblistener", "search_field": "web-1"}
+                ],
             }
-            assert _json(rows[2][1])["resources"] == [{"resource_id": "4",
-                                                       "resource_type": "seller"}]
+            assert _json(rows[2][1])["resources"] == [
+                {"resource_id": "4", "resource_type": "seller"}
+            ]
             assert [tuple(r) for r in resources] == [
-                (1, "lblistener", "l-1", "web-1"), (2, "lblistener", "l-2", "web-2"),
-                (3, "seller", "4", None)]
+                (1, "lblistener", "l-1", "web-1"),
+                (2, "lblistener", "l-2", "web-2"),
+                (3, "seller", "4", None),
+            ]
 
             await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0012")
             async with engine.connect() as conn:
-                assert (await conn.execute(text(
-                    "SELECT count(*) FROM user_action_events"))).scalar() == 3
-                assert (await conn.execute(text(
-                    "SELECT count(*) FROM event_deliveries"))).scalar() == 2
+                assert (
+                    await conn.execute(text("SELECT count(*) FROM user_action_events"))
+                ).scalar() == 3
+                assert (
+                    await conn.execute(text("SELECT count(*) FROM event_deliveries"))
+                ).scalar() == 2
         finally:
             await engine.dispose()

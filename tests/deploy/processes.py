@@ -16,8 +16,14 @@ from tests.servers import free_port
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Runs one `cloudadmin` command to its end."""
-    return subprocess.run([sys.executable, "-m", "cloudadmin", *args], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "cloudadmin", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @dataclass
@@ -30,7 +36,8 @@ class Process:
     def tail(self, lines: int = 30) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return f"--- {self.name} (exit {self.proc.poll()}) ---\n" + "\n".join(
-            text.splitlines()[-lines:])
+            text.splitlines()[-lines:]
+        )
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -46,15 +53,20 @@ class Process:
 def start(name: str, args: list[str], env: dict[str, str], logs: Path) -> Process:
     log = logs / f"{name}.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "cloudadmin", *args], env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     return Process(name, proc, log)
 
 
 def start_server(name: str, env: dict[str, str], logs: Path) -> Process:
     port = free_port()
-    process = start(name, ["serve", "--host", "127.0.0.1", "--port", str(port),
-                           "--workers", "1"], env, logs)
+    process = start(
+        name, ["serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"], env, logs
+    )
     process.base_url = f"http://127.0.0.1:{port}"
     return process
 

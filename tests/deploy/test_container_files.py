@@ -92,8 +92,13 @@ class TestDockerignore:
 
     def test_keeps_what_the_build_copies(self):
         lines = {ln.strip() for ln in DOCKERIGNORE.read_text().splitlines()}
-        copied = {"requirements.lock", "requirements-build.lock", "pyproject.toml",
-                  "README.md", "src"}
+        copied = {
+            "requirements.lock",
+            "requirements-build.lock",
+            "pyproject.toml",
+            "README.md",
+            "src",
+        }
         assert not copied & lines
 
 
@@ -134,25 +139,36 @@ class TestComposeEnvironment:
         postgres = environment_of(services()["postgres"])
         assert url.scheme == "postgresql+asyncpg"
         assert url.hostname == "postgres"
-        assert (url.username, url.password) == (postgres["POSTGRES_USER"],
-                                               postgres["POSTGRES_PASSWORD"])
+        assert (url.username, url.password) == (
+            postgres["POSTGRES_USER"],
+            postgres["POSTGRES_PASSWORD"],
+        )
         assert url.path == f"/{postgres['POSTGRES_DB']}"
 
     def test_every_cloudadmin_service_has_the_same_settings(self):
         # Database, secret key, Redis, blobs and allow-list must match (deployment.md).
-        shared = ("CLOUDADMIN_DATABASE_URL", "CLOUDADMIN_SECRET_KEY", "CLOUDADMIN_REDIS_URL",
-                  "CLOUDADMIN_BLOB_DIR", "CLOUDADMIN_OUTBOUND_ALLOW")
+        shared = (
+            "CLOUDADMIN_DATABASE_URL",
+            "CLOUDADMIN_SECRET_KEY",
+            "CLOUDADMIN_REDIS_URL",
+            "CLOUDADMIN_BLOB_DIR",
+            "CLOUDADMIN_OUTBOUND_ALLOW",
+        )
         raw = compose_raw()["services"]
-        seen = {name: tuple(environment_of(raw[name]).get(k) for k in shared)
-                for name in CLOUDADMIN_SERVICES}
+        seen = {
+            name: tuple(environment_of(raw[name]).get(k) for k in shared)
+            for name in CLOUDADMIN_SERVICES
+        }
         assert len(set(seen.values())) == 1, seen
         assert None not in next(iter(seen.values()))
 
     def test_secret_key_comes_from_the_environment_not_the_file(self):
         raw = environment_of(compose_raw()["services"]["api"])["CLOUDADMIN_SECRET_KEY"]
         assert raw.startswith("${CLOUDADMIN_SECRET_KEY:?"), raw
-        assert environment_of(services()["api"])["CLOUDADMIN_SECRET_KEY"] == ENV[
-            "CLOUDADMIN_SECRET_KEY"]
+        assert (
+            environment_of(services()["api"])["CLOUDADMIN_SECRET_KEY"]
+            == ENV["CLOUDADMIN_SECRET_KEY"]
+        )
 
     def test_example_env_file_names_every_required_variable(self):
         example = (ROOT / "deploy.env.example").read_text().splitlines()

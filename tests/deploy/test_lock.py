@@ -67,8 +67,9 @@ class TestRuntimeLock:
 
     def test_names_the_versions_of_the_dev_lock(self):
         runtime, dev = pins(RUNTIME_LOCK), pins(DEV_LOCK)
-        differ = {name: (str(v), str(dev.get(name))) for name, v in runtime.items()
-                  if dev.get(name) != v}
+        differ = {
+            name: (str(v), str(dev.get(name))) for name, v in runtime.items() if dev.get(name) != v
+        }
         assert differ == {}, "requirements.lock and requirements-dev.lock disagree"
 
 

@@ -116,8 +116,9 @@ async def queue(rabbit_url: str) -> AsyncIterator[Queue]:  # noqa: F811
     try:
         channel = await connection.channel()
         name = f"deploy-{uuid.uuid4().hex[:8]}"
-        exchange = await channel.declare_exchange(name, aio_pika.ExchangeType.DIRECT,
-                                                  auto_delete=True)
+        exchange = await channel.declare_exchange(
+            name, aio_pika.ExchangeType.DIRECT, auto_delete=True
+        )
         amqp_queue = await channel.declare_queue(name, exclusive=True)
         await amqp_queue.bind(exchange, routing_key="user.actions")
         box = Queue(name, "user.actions")
@@ -140,15 +141,21 @@ def chains() -> dict[str, list[Write]]:
     """Sequences of writes; each sequence is sent in order, all sequences at once."""
 
     def client_user(chain: str, i: int) -> Write:
-        return Write(chain, f"{chain}-{i}", "POST",
-                     f"/iam/clients/{RESELLER_ACCOUNT}/client-users/create",
-                     {"username": f"{chain}-{i}@acme.example", "name": f"{chain} {i}",
-                      "password": secrets.token_urlsafe(18),
-                      "user_role": {"id": 5, "name": "Engineers"}})
+        return Write(
+            chain,
+            f"{chain}-{i}",
+            "POST",
+            f"/iam/clients/{RESELLER_ACCOUNT}/client-users/create",
+            {
+                "username": f"{chain}-{i}@acme.example",
+                "name": f"{chain} {i}",
+                "password": secrets.token_urlsafe(18),
+                "user_role": {"id": 5, "name": "Engineers"},
+            },
+        )
 
     def patch(chain: str, i: int, name: str, value: str) -> Write:
-        return Write(chain, f"{chain}-{i}", "PATCH", f"/iam/users/{RESELLER_ADMIN}",
-                     {name: value})
+        return Write(chain, f"{chain}-{i}", "PATCH", f"/iam/users/{RESELLER_ADMIN}", {name: value})
 
     return {
         # New records through each server: all present afterwards, with distinct ids.
@@ -187,14 +194,18 @@ class Outcome:
         return [json.loads(m.body) for m in self.messages]
 
 
-async def send_chain(client: httpx.AsyncClient, base: str, key: str,
-                     writes: list[Write]) -> list[str]:
+async def send_chain(
+    client: httpx.AsyncClient, base: str, key: str, writes: list[Write]
+) -> list[str]:
     """Sends the writes one after the other; returns those not answered 200."""
     refused = []
     for write in writes:
         answer = await client.request(
-            write.method, f"{base}{write.path}", json=write.body,
-            headers={"Authorization": f"apikey {key}", "X-Request-ID": write.request_id})
+            write.method,
+            f"{base}{write.path}",
+            json=write.body,
+            headers={"Authorization": f"apikey {key}", "X-Request-ID": write.request_id},
+        )
         if answer.status_code != 200:
             refused.append(f"{write.request_id}: {answer.status_code} {answer.text[:200]}")
     return refused
@@ -212,19 +223,31 @@ async def outcome(rabbit_url: str, deployment: Deployment, queue: Queue) -> Outc
     expected = {w.request_id for writes in plan.values() for w in writes}
     async with httpx.AsyncClient(timeout=60) as client:
         subscribed = await client.post(
-            f"{first}/cloud/v1/user_actions/subscribe_amqp", headers=auth,
-            json={"connection_string": rabbit_url, "exchange": queue.exchange,
-                  "routing_key": queue.routing_key})
+            f"{first}/cloud/v1/user_actions/subscribe_amqp",
+            headers=auth,
+            json={
+                "connection_string": rabbit_url,
+                "exchange": queue.exchange,
+                "routing_key": queue.routing_key,
+            },
+        )
         assert subscribed.status_code == 204, subscribed.text
 
-        results = await asyncio.gather(*(
-            send_chain(client, (first, second)[SERVER_OF[name]], deployment.key, writes)
-            for name, writes in plan.items()))
+        results = await asyncio.gather(
+            *(
+                send_chain(client, (first, second)[SERVER_OF[name]], deployment.key, writes)
+                for name, writes in plan.items()
+            )
+        )
 
-        users = [(await client.get(f"{base}/iam/users", headers=auth)).json()["results"]
-                 for base in (first, second)]
-        admin = [(await client.get(f"{base}/iam/users/{RESELLER_ADMIN}", headers=auth)).json()
-                 for base in (first, second)]
+        users = [
+            (await client.get(f"{base}/iam/users", headers=auth)).json()["results"]
+            for base in (first, second)
+        ]
+        admin = [
+            (await client.get(f"{base}/iam/users/{RESELLER_ADMIN}", headers=auth)).json()
+            for base in (first, second)
+        ]
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + EVENTS_DEADLINE
@@ -234,20 +257,29 @@ async def outcome(rabbit_url: str, deployment: Deployment, queue: Queue) -> Outc
             arrived = {json.loads(m.body)["request_id"] for m in of_writes(queue, expected)}
         await asyncio.sleep(1.0)  # a late duplicate would show up now
 
-        log = (await client.get(f"{second}/cloud/v1/user_actions", headers=auth,
-                                params={"limit": 1000})).json()["results"]
+        log = (
+            await client.get(
+                f"{second}/cloud/v1/user_actions", headers=auth, params={"limit": 1000}
+            )
+        ).json()["results"]
         metrics = {}
         for server in deployment.servers:
             scrape = await client.get(f"{server.base_url}/metrics")
             # Answering, and with this server's own request counts in it.
             counted = 'method="POST"' in scrape.text and "cloudadmin_http_requests_total" in (
-                scrape.text)
+                scrape.text
+            )
             metrics[server.name] = scrape.status_code if counted else -scrape.status_code
     return Outcome(
-        deployment=deployment, plan=plan, refused=[p for chain in results for p in chain],
-        users=users, admin=admin, messages=of_writes(queue, expected),
+        deployment=deployment,
+        plan=plan,
+        refused=[p for chain in results for p in chain],
+        users=users,
+        admin=admin,
+        messages=of_writes(queue, expected),
         missing=sorted(expected - arrived),
-        log=[r for r in log if r["request_id"] in expected], metrics=metrics,
+        log=[r for r in log if r["request_id"] in expected],
+        metrics=metrics,
     )
 
 
@@ -256,8 +288,9 @@ class TestConcurrentWrites:
         assert outcome.refused == []
 
     def test_every_created_user_is_there_once_with_its_own_id(self, outcome: Outcome):
-        created = sorted(w.body["username"] for c in ("create-a", "create-b")
-                         for w in outcome.plan[c])
+        created = sorted(
+            w.body["username"] for c in ("create-a", "create-b") for w in outcome.plan[c]
+        )
         users = [u for u in outcome.users[0] if u["email"] in created]
         assert sorted(u["email"] for u in users) == created
         assert len({u["id"] for u in users}) == len(created), "two users share an id"
@@ -282,7 +315,8 @@ class TestEvents:
     def test_every_write_is_published(self, outcome: Outcome):
         assert outcome.missing == [], (
             f"{len(outcome.missing)} events not published within {EVENTS_DEADLINE} s\n"
-            f"{outcome.deployment.logs()}")
+            f"{outcome.deployment.logs()}"
+        )
 
     def test_none_is_published_twice(self, outcome: Outcome):
         counts = Counter(b["request_id"] for b in outcome.bodies)
@@ -300,8 +334,9 @@ class TestEvents:
 
     def test_the_last_name_event_is_the_name_the_record_kept(self, outcome: Outcome):
         # Two servers wrote the field; the commit that won is the last one published.
-        names = [b["action_data"]["name"] for b in outcome.bodies
-                 if b["request_id"].startswith("name-")]
+        names = [
+            b["action_data"]["name"] for b in outcome.bodies if b["request_id"].startswith("name-")
+        ]
         assert names and names[-1] == outcome.admin[0]["name"]
 
 

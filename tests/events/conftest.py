@@ -37,8 +37,10 @@ def _rabbit_answers() -> bool:
 def rabbit_url() -> str:
     if not _rabbit_answers():
         if os.environ.get("CI") == "true":
-            pytest.fail("RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
-                        pytrace=False)
+            pytest.fail(
+                "RabbitMQ is required under CI=true but 127.0.0.1:5672 does not answer",
+                pytrace=False,
+            )
         pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
     return RABBIT_URL
 
@@ -60,10 +62,14 @@ class Inbox:
         """Waits until ``expected`` messages arrived, returns all so far; fails saying how
         many were missing (and ``why`` they were expected) when they do not arrive within
         ``timeout``."""
-        await until(lambda: len(self.received) >= expected,
-                    lambda: f"{expected} messages in queue {self.exchange}"
-                            f"{f' ({why})' if why else ''}, {len(self.received)} arrived",
-                    timeout)
+        await until(
+            lambda: len(self.received) >= expected,
+            lambda: (
+                f"{expected} messages in queue {self.exchange}"
+                f"{f' ({why})' if why else ''}, {len(self.received)} arrived"
+            ),
+            timeout,
+        )
         return self.received
 
     async def settle(self, seconds: float = 1.5) -> list[Any]:
@@ -78,8 +84,7 @@ async def inbox(rabbit_url: str) -> AsyncIterator[Inbox]:
     connection = await aio_pika.connect_robust(rabbit_url)
     channel = await connection.channel()
     name = f"test-{uuid.uuid4().hex[:8]}"
-    exchange = await channel.declare_exchange(name, aio_pika.ExchangeType.DIRECT,
-                                              auto_delete=True)
+    exchange = await channel.declare_exchange(name, aio_pika.ExchangeType.DIRECT, auto_delete=True)
     queue = await channel.declare_queue(name, exclusive=True)
     await queue.bind(exchange, routing_key="user.actions")
     box = Inbox(connection, queue, name, "user.actions")
@@ -94,10 +99,14 @@ class Mailbox:
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
         parsed = message_from_bytes(envelope.content)
-        self.messages.append({
-            "from": envelope.mail_from, "to": sorted(envelope.rcpt_tos),
-            "subject": parsed["Subject"], "body": parsed.get_payload(),
-        })
+        self.messages.append(
+            {
+                "from": envelope.mail_from,
+                "to": sorted(envelope.rcpt_tos),
+                "subject": parsed["Subject"],
+                "body": parsed.get_payload(),
+            }
+        )
         return "250 OK"
 
 
@@ -123,7 +132,12 @@ async def ls(session: AsyncSession) -> Landscape:
 @pytest.fixture
 async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
     """A dispatcher on the test database; tests drive its passes themselves."""
-    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2, poll_seconds=0.05,
-                   outbound=app_state(app).outbound)
+    d = Dispatcher(
+        app_state(app).engine,
+        app_state(app).secret_box,
+        lanes=2,
+        poll_seconds=0.05,
+        outbound=app_state(app).outbound,
+    )
     yield d
     await d.brokers.close()

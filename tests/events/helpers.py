@@ -23,8 +23,12 @@ async def make_subscription(
     """The one factory of AMQP subscriptions (events and cloud tests): ``url`` encrypted
     with ``box``, the app's (``app_state(app).secret_box``) or tests/cloud/helpers.py's BOX."""
     sub = AmqpSubscription(
-        id=next_id(), client_id=client.id, connection_string_encrypted=box.encrypt(url),
-        exchange=exchange, routing_key=routing_key, receive_child_client_events=child_events,
+        id=next_id(),
+        client_id=client.id,
+        connection_string_encrypted=box.encrypt(url),
+        exchange=exchange,
+        routing_key=routing_key,
+        receive_child_client_events=child_events,
     )
     session.add(sub)
     await session.commit()

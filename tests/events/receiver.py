@@ -66,7 +66,8 @@ class Receiver:
                 break
         raw = b"".join(chunks)
         got = Received(
-            method=scope["method"], path=scope["path"],
+            method=scope["method"],
+            path=scope["path"],
             headers={k.decode().lower(): v.decode() for k, v in scope["headers"]},
             body=json.loads(raw) if raw else {},
         )
@@ -85,12 +86,14 @@ class Receiver:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         tls = {"ssl_certfile": self.tls[0], "ssl_keyfile": self.tls[1]} if self.tls else {}
-        config = uvicorn.Config(self, log_level="warning", lifespan="off",
-                                timeout_keep_alive=1, **tls)  # type: ignore[arg-type]
+        config = uvicorn.Config(
+            self, log_level="warning", lifespan="off", timeout_keep_alive=1, **tls
+        )  # type: ignore[arg-type]
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
-        await until(lambda: self._server is not None and self._server.started,
-                    "the receiver to start")
+        await until(
+            lambda: self._server is not None and self._server.started, "the receiver to start"
+        )
 
     async def stop(self) -> None:
         if self._server is None or self._task is None:
@@ -107,16 +110,26 @@ def self_signed(directory: Path) -> tuple[str, str]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.now(UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
         .sign(key, hashes.SHA256())
     )
     cert_file, key_file = directory / "receiver.crt", directory / "receiver.key"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return str(cert_file), str(key_file)

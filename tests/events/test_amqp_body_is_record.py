@@ -32,14 +32,16 @@ LOG = "/cloud/v1/user_actions"
 DEAD_BROKER = "amqp://guest:guest@127.0.0.1:1/%2F"
 
 
-async def rename_a_listener(client: httpx.AsyncClient, session: AsyncSession,
-                            ls: Landscape) -> str:
+async def rename_a_listener(client: httpx.AsyncClient, session: AsyncSession, ls: Landscape) -> str:
     region = await make_region(session)
     project = await make_project(session, ls.client_account.id)
     await session.commit()
     lid = await make_listener(session, project, region)
-    r = await client.patch(f"/cloud/v1/lblisteners/{project}/{region}/{lid}",
-                           json={"name": "renamed"}, headers=auth(ls.client_admin))
+    r = await client.patch(
+        f"/cloud/v1/lblisteners/{project}/{region}/{lid}",
+        json={"name": "renamed"},
+        headers=auth(ls.client_admin),
+    )
     assert r.status_code == 200, r.text
     return lid
 
@@ -50,8 +52,9 @@ async def logged(client: httpx.AsyncClient, token: str) -> list[dict[str, Any]]:
     return r.json()["results"]  # type: ignore[no-any-return]
 
 
-async def wait_acknowledged(client: httpx.AsyncClient, token: str,
-                            timeout: float = 10.0) -> dict[str, Any]:
+async def wait_acknowledged(
+    client: httpx.AsyncClient, token: str, timeout: float = 10.0
+) -> dict[str, Any]:
     """The one logged record, once it is acknowledged; fails when it never is."""
     seen: list[dict[str, Any]] = []
 
@@ -65,11 +68,23 @@ async def wait_acknowledged(client: httpx.AsyncClient, token: str,
 
 class TestOneShape:
     async def test_the_consumed_message_equals_the_logged_record(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        inbox: Inbox,
+        rabbit_url: str,
+        dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
-                                exchange=inbox.exchange, routing_key=inbox.routing_key)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         lid = await rename_a_listener(client, session, ls)
         await dispatch_all(dispatcher)
         [message] = await inbox.drain(1)
@@ -81,26 +96,54 @@ class TestOneShape:
         assert record["resources"][0]["resource_id"] == lid
 
     async def test_before_delivery_the_record_is_not_acknowledged(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        rabbit_url: str, inbox: Inbox,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        rabbit_url: str,
+        inbox: Inbox,
     ):
-        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
-                                exchange=inbox.exchange, routing_key=inbox.routing_key)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         await rename_a_listener(client, session, ls)
         [record] = await logged(client, ls.client_admin)
         assert record["acknowledged"] is False
 
     async def test_acknowledged_once_every_subscription_has_it(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        inbox: Inbox,
+        rabbit_url: str,
+        dispatcher: Dispatcher,
     ):
         """The reseller receives its client's events; the client's own broker is down."""
-        await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
-                                rabbit_url, exchange=inbox.exchange,
-                                routing_key=inbox.routing_key, child_events=True)
-        own = await make_subscription(session, app_state(app).secret_box, ls.client_account,
-                                      DEAD_BROKER, exchange=inbox.exchange,
-                                      routing_key=inbox.routing_key)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.reseller_account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+            child_events=True,
+        )
+        own = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            DEAD_BROKER,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         await rename_a_listener(client, session, ls)
         await dispatch_all(dispatcher)
         [message] = await inbox.drain(1)
@@ -110,11 +153,13 @@ class TestOneShape:
 
         # The client's broker comes back: the record is acknowledged.
         await session.execute(
-            update(AmqpSubscription).where(AmqpSubscription.id == own.id)
+            update(AmqpSubscription)
+            .where(AmqpSubscription.id == own.id)
             .values(connection_string_encrypted=app_state(app).secret_box.encrypt(rabbit_url))
         )
         await session.execute(
-            update(DeliveryState).where(DeliveryState.subscription_id == own.id)
+            update(DeliveryState)
+            .where(DeliveryState.subscription_id == own.id)
             .values(next_attempt_at=None)
         )
         await session.commit()
@@ -143,11 +188,22 @@ async def counts(session: AsyncSession) -> tuple[int, int, int]:
 
 class TestLogRetention:
     async def test_delivered_events_stay_in_the_log_after_their_deliveries_go(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        rabbit_url: str, dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        rabbit_url: str,
+        dispatcher: Dispatcher,
     ):
-        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
-                                exchange=None, routing_key="unused")
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            rabbit_url,
+            exchange=None,
+            routing_key="unused",
+        )
         await rename_a_listener(client, session, ls)
         await age(session, 30)
         await dispatcher.purge_delivered()
@@ -156,7 +212,11 @@ class TestLogRetention:
         assert record["acknowledged"] is True
 
     async def test_events_go_after_a_year(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         dispatcher: Dispatcher,
     ):
         await rename_a_listener(client, session, ls)

@@ -58,8 +58,14 @@ async def stored_url(session: AsyncSession, app: FastAPI, sid: int) -> str:
 
 async def long_outage(session: AsyncSession, sid: int) -> None:
     """The subscription's state after many failed attempts."""
-    session.add(DeliveryState(subscription_id=sid, attempts=9, last_error="down",
-                              next_attempt_at=utcnow() + LONG_BACKOFF))
+    session.add(
+        DeliveryState(
+            subscription_id=sid,
+            attempts=9,
+            last_error="down",
+            next_attempt_at=utcnow() + LONG_BACKOFF,
+        )
+    )
     await session.commit()
 
 
@@ -75,18 +81,32 @@ async def running(dispatcher: Dispatcher) -> AsyncIterator[Dispatcher]:
 
 class TestMaskedPasswordSentBack:
     async def test_get_then_patch_keeps_the_password_and_delivery_authenticates(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        inbox: Inbox, rabbit_url: str, dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        inbox: Inbox,
+        rabbit_url: str,
+        dispatcher: Dispatcher,
     ):
-        r = await client.post(SUBSCRIBE, json={"connection_string": rabbit_url,
-                                               "exchange": inbox.exchange,
-                                               "routing_key": inbox.routing_key},
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE,
+            json={
+                "connection_string": rabbit_url,
+                "exchange": inbox.exchange,
+                "routing_key": inbox.routing_key,
+            },
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 204, r.text
         [sub] = (await client.get(LIST, headers=auth(ls.client_admin))).json()["results"]
         assert sub["connection_string"] == masked(rabbit_url)
-        r = await client.patch(one(sub["id"]), json={**sub, "routing_key": inbox.routing_key},
-                               headers=auth(ls.client_admin))
+        r = await client.patch(
+            one(sub["id"]),
+            json={**sub, "routing_key": inbox.routing_key},
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 200, r.text
         assert await stored_url(session, app, sub["id"]) == rabbit_url
         await dispatch_all(dispatcher)
@@ -94,25 +114,43 @@ class TestMaskedPasswordSentBack:
         assert [json.loads(m.body)["api_group"] for m in got] == ["amqp_subscription"]
 
     async def test_masked_string_with_a_repaired_host_keeps_the_password(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         rabbit_url: str,
     ):
         broken = rabbit_url.replace(":5672/", f":{closed_port()}/")
-        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account, broken,
-                                      exchange=None, routing_key=None)
-        r = await client.patch(one(sub.id), json={"connection_string": masked(rabbit_url)},
-                               headers=auth(ls.client_admin))
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            broken,
+            exchange=None,
+            routing_key=None,
+        )
+        r = await client.patch(
+            one(sub.id),
+            json={"connection_string": masked(rabbit_url)},
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 200, r.text
         assert r.json()["connection_string"] == masked(rabbit_url)
         assert await stored_url(session, app, sub.id) == rabbit_url
 
     @pytest.mark.parametrize("path", [SUBSCRIBE, TEST_URL])
     async def test_a_new_connection_string_may_not_carry_the_mask(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
-        rabbit_url: str, path: str,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        rabbit_url: str,
+        path: str,
     ):
-        r = await client.post(path, json={"connection_string": masked(rabbit_url)},
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            path, json={"connection_string": masked(rabbit_url)}, headers=auth(ls.client_admin)
+        )
         assert r.status_code == 400, r.text
         [why] = r.json()["invalid_fields"]["connection_string"]
         assert why.startswith("The password is the mask (***)")
@@ -121,21 +159,36 @@ class TestMaskedPasswordSentBack:
 
 class TestRepairRetriesAtOnce:
     async def test_fixing_the_broker_address_delivers_without_waiting_out_the_backoff(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        inbox: Inbox, rabbit_url: str, running: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        inbox: Inbox,
+        rabbit_url: str,
+        running: Dispatcher,
     ):
         broken = rabbit_url.replace(":5672/", f":{closed_port()}/")
-        sub = await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
-                                      broken, exchange=inbox.exchange,
-                                      routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.reseller_account,
+            broken,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         sid = sub.id
         await long_outage(session, sid)
-        r = await client.post(SELLERS, json={"email": "held@sales.example", "full_name": "H"},
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            SELLERS,
+            json={"email": "held@sales.example", "full_name": "H"},
+            headers=auth(ls.reseller),
+        )
         assert r.status_code == 200, r.text
 
-        r = await client.patch(one(sid), json={"connection_string": rabbit_url},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            one(sid), json={"connection_string": rabbit_url}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200, r.text
         got = await inbox.drain(2, timeout=20)
         assert [json.loads(m.body)["api_group"] for m in got] == ["seller", "amqp_subscription"]
@@ -143,24 +196,41 @@ class TestRepairRetriesAtOnce:
         assert state is not None and state.attempts == 0 and state.last_error is None
 
     async def test_fixing_the_mail_server_sends_without_waiting_out_the_backoff(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        smtp_server: tuple[Mailbox, int], running: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        smtp_server: tuple[Mailbox, int],
+        running: Dispatcher,
     ):
         mailbox, port = smtp_server
         await configure_mail(session, app, ls, closed_port())
         await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
-        await session.execute(update(MailMessage).values(
-            attempts=9, last_error="down", next_attempt_at=utcnow() + LONG_BACKOFF))
+        await session.execute(
+            update(MailMessage).values(
+                attempts=9, last_error="down", next_attempt_at=utcnow() + LONG_BACKOFF
+            )
+        )
         await session.commit()
 
-        r = await client.put(BRANDING, json={
-            "domain": "acme.example",
-            "publicSettings": {"showApiDoc": True, "showStatusPage": "true",
-                               "showKnowledgeBase": True, "showTickets": True,
-                               "fromEmail": "noreply@acme.example"},
-            "privateSettings": {"mailServer": {"tls": False, "host": "127.0.0.1",
-                                               "port": str(port)}}},
-            headers=auth(ls.reseller))
+        r = await client.put(
+            BRANDING,
+            json={
+                "domain": "acme.example",
+                "publicSettings": {
+                    "showApiDoc": True,
+                    "showStatusPage": "true",
+                    "showKnowledgeBase": True,
+                    "showTickets": True,
+                    "fromEmail": "noreply@acme.example",
+                },
+                "privateSettings": {
+                    "mailServer": {"tls": False, "host": "127.0.0.1", "port": str(port)}
+                },
+            },
+            headers=auth(ls.reseller),
+        )
         assert r.status_code == 200, r.text
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 20
@@ -171,25 +241,35 @@ class TestRepairRetriesAtOnce:
 
 class TestMaskingParsesTheUrl:
     async def test_a_short_password_does_not_mangle_the_failure(
-        self, client: httpx.AsyncClient, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
     ):
         # "e" is in every word of the old message; the answer must still read whole.
         port = closed_port()
-        r = await client.post(TEST_URL, json={
-            "connection_string": f"amqp://guest:e@127.0.0.1:{port}/%2F"},
-            headers=auth(ls.client_admin))
+        r = await client.post(
+            TEST_URL,
+            json={"connection_string": f"amqp://guest:e@127.0.0.1:{port}/%2F"},
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 400
         assert r.json()["invalid_fields"]["connection_string"] == [
-            f"127.0.0.1:{port}: Could not connect to the broker."]
+            f"127.0.0.1:{port}: Could not connect to the broker."
+        ]
 
     async def test_a_short_mail_password_does_not_mangle_the_failure(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         dispatcher: Dispatcher,
     ):
         port = closed_port()
         await configure_mail(session, app, ls, port)
-        await session.execute(update(Branding).values(
-            mail_password_encrypted=app_state(app).secret_box.encrypt("o")))
+        await session.execute(
+            update(Branding).values(mail_password_encrypted=app_state(app).secret_box.encrypt("o"))
+        )
         await session.commit()
         await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
         await send_all(dispatcher)
@@ -197,13 +277,18 @@ class TestMaskingParsesTheUrl:
         assert row.last_error == f"127.0.0.1:{port}: Could not connect to the mail server."
 
     async def test_activity_log_masks_the_whole_password_of_an_invalid_string(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         # A raw "@" in the password makes the string invalid (400), and the request is
         # still logged: everything before the host's "@" is the password.
-        r = await client.post(SUBSCRIBE, json={
-            "connection_string": "amqp://svc:p@ss@mq.example:5672/v"},
-            headers=auth(ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE,
+            json={"connection_string": "amqp://svc:p@ss@mq.example:5672/v"},
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 400
         [entry] = (await session.execute(select(ActivityLogEntry))).scalars().all()
         assert json.loads(entry.data)["connection_string"] == "amqp://svc:***@mq.example:5672/v"

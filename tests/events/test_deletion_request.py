@@ -18,8 +18,13 @@ LOG = "/iam/activity_log/requests"
 
 class TestDeletionRequest:
     async def test_admin_requests_deletion_and_reseller_is_mailed(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        smtp_server: tuple[Mailbox, int], dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        smtp_server: tuple[Mailbox, int],
+        dispatcher: Dispatcher,
     ):
         mailbox, port = smtp_server
         await configure_mail(session, app, ls, port)
@@ -35,32 +40,31 @@ class TestDeletionRequest:
         assert (await client.get(LOG, headers=auth(ls.client_member))).status_code == 401
         events = (await session.execute(select(UserActionEvent))).scalars().all()
         assert [(e.body["action_type"], e.body["api_group"]) for e in events] == [
-            ("delete", "client")]
+            ("delete", "client")
+        ]
 
     async def test_no_mail_when_no_enabled_address(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        r = await client.delete(f"/iam/clients/{ls.client_account.id}",
-                                headers=auth(ls.reseller))
+        r = await client.delete(f"/iam/clients/{ls.client_account.id}", headers=auth(ls.reseller))
         assert r.status_code == 204
         assert (await session.execute(select(MailMessage))).scalars().all() == []
 
     async def test_member_is_forbidden_and_nothing_changes(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.delete(f"/iam/clients/{ls.client_account.id}",
-                                headers=auth(ls.client_member))
+        r = await client.delete(
+            f"/iam/clients/{ls.client_account.id}", headers=auth(ls.client_member)
+        )
         assert r.status_code == 403
         assert (await client.get(LOG, headers=auth(ls.client_admin))).status_code == 200
 
     async def test_other_tenant_is_404(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.delete(f"/iam/clients/{ls.client_account.id}",
-                                headers=auth(ls.other_reseller))
+        r = await client.delete(
+            f"/iam/clients/{ls.client_account.id}", headers=auth(ls.other_reseller)
+        )
         assert r.status_code == 404
 
-    async def test_reseller_cannot_delete_itself(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
-        r = await client.delete(f"/iam/clients/{ls.reseller_account.id}",
-                                headers=auth(ls.reseller))
+    async def test_reseller_cannot_delete_itself(self, client: httpx.AsyncClient, ls: Landscape):
+        r = await client.delete(f"/iam/clients/{ls.reseller_account.id}", headers=auth(ls.reseller))
         assert r.status_code == 403

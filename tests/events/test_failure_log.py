@@ -49,32 +49,48 @@ class TestFailureLog:
             clock.now += 10  # past the minute since the first line
             failures.warning(("amqp", 7), "refused", "sub %s failed: %s", 7, "refused")
         assert lines(caplog, log.name) == [
-            "sub 7 failed: refused", "sub 7 failed: refused (12 more in the last minute)"]
+            "sub 7 failed: refused",
+            "sub 7 failed: refused (12 more in the last minute)",
+        ]
         assert all(r.levelno == logging.WARNING for r in caplog.records)
 
-    def test_each_subscription_and_reason_has_its_own_line(
-        self, caplog: pytest.LogCaptureFixture
-    ):
+    def test_each_subscription_and_reason_has_its_own_line(self, caplog: pytest.LogCaptureFixture):
         failures = FailureLog(log, clock=Clock())
         with caplog.at_level(logging.WARNING, logger=log.name):
-            for key, reason in [(1, "refused"), (1, "refused"), (2, "refused"),
-                                (1, "timed out"), (2, "refused")]:
+            for key, reason in [
+                (1, "refused"),
+                (1, "refused"),
+                (2, "refused"),
+                (1, "timed out"),
+                (2, "refused"),
+            ]:
                 failures.warning(key, reason, "%s: %s", key, reason)
         assert lines(caplog, log.name) == ["1: refused", "2: refused", "1: timed out"]
 
 
 class TestDeadBroker:
     async def test_every_attempt_fails_one_line_a_minute(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        dispatcher: Dispatcher, caplog: pytest.LogCaptureFixture,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        dispatcher: Dispatcher,
+        caplog: pytest.LogCaptureFixture,
     ):
         port = closed_port()  # loopback: allowed by the tests' CLOUDADMIN_OUTBOUND_ALLOW
-        sub = await make_subscription(session, app_state(app).secret_box, ls.reseller_account,
-                                      f"amqp://guest:guest@127.0.0.1:{port}/%2F",
-                                      exchange="x", routing_key="y")
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.reseller_account,
+            f"amqp://guest:guest@127.0.0.1:{port}/%2F",
+            exchange="x",
+            routing_key="y",
+        )
         sub_id = sub.id
-        r = await client.post(SELLERS, json={"email": "d@sales.example", "full_name": "D"},
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            SELLERS, json={"email": "d@sales.example", "full_name": "D"}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200
         clock = Clock()
         dispatcher.failures.clock = clock
@@ -97,7 +113,9 @@ class TestDeadBroker:
         failed = [m for m in lines(caplog, "cloudadmin.dispatcher") if "failed" in m]
         assert len(failed) == 2, failed
         assert failed[1].endswith("(4 more in the last minute)"), failed[1]
-        state = (await session.execute(
-            DeliveryState.__table__.select().where(DeliveryState.subscription_id == sub_id)
-        )).one()
+        state = (
+            await session.execute(
+                DeliveryState.__table__.select().where(DeliveryState.subscription_id == sub_id)
+            )
+        ).one()
         assert state.attempts == 6  # every attempt counted, only the log is quieter

@@ -65,10 +65,21 @@ async def field_errors(r: httpx.Response, name: str = "connection_string") -> li
 def branding_body(host: str, port: int) -> dict[str, Any]:
     return {
         "domain": "acme.example",
-        "publicSettings": {"showApiDoc": True, "showStatusPage": "true",
-                           "showKnowledgeBase": True, "showTickets": True},
-        "privateSettings": {"mailServer": {"tls": False, "host": host, "port": str(port),
-                                           "login": "", "password": None}},
+        "publicSettings": {
+            "showApiDoc": True,
+            "showStatusPage": "true",
+            "showKnowledgeBase": True,
+            "showTickets": True,
+        },
+        "privateSettings": {
+            "mailServer": {
+                "tls": False,
+                "host": host,
+                "port": str(port),
+                "login": "",
+                "password": None,
+            }
+        },
     }
 
 
@@ -80,77 +91,118 @@ class TestRefusedByDefault:
     def settings(self, settings: Settings) -> Settings:
         return settings.model_copy(update={"outbound_allow": []})
 
-    @pytest.mark.parametrize(("host", "why"), [
-        ("127.0.0.1", "127.0.0.1 is a loopback address"),
-        ("[::1]", "::1 is a loopback address"),
-        ("127.1", "127.0.0.1 is a loopback address"),
-        ("localhost", "localhost is this machine"),
-    ])
+    @pytest.mark.parametrize(
+        ("host", "why"),
+        [
+            ("127.0.0.1", "127.0.0.1 is a loopback address"),
+            ("[::1]", "::1 is a loopback address"),
+            ("127.1", "127.0.0.1 is a loopback address"),
+            ("localhost", "localhost is this machine"),
+        ],
+    )
     async def test_test_message_to_loopback_is_400_and_never_connects(
         self, client: httpx.AsyncClient, ls: Landscape, host: str, why: str
     ):
         with silent_listener("::1" if host == "[::1]" else "127.0.0.1") as target:
-            r = await client.post(TEST_URL, json={"connection_string": amqp(host, target.port)},
-                                  headers=auth(ls.client_admin))
+            r = await client.post(
+                TEST_URL,
+                json={"connection_string": amqp(host, target.port)},
+                headers=auth(ls.client_admin),
+            )
             await asyncio.sleep(0.2)  # what a connection attempt would need to show
             assert await field_errors(r) == [f"{NOT_ALLOWED}{why}."]
             assert target.accepted == 0
 
-    @pytest.mark.parametrize(("host", "why"), [
-        ("127.0.0.1", "a loopback address"),
-        ("[::1]", "a loopback address"),
-        ("10.20.30.40", "a private address"),
-        ("192.168.1.1", "a private address"),
-        ("169.254.169.254", "a cloud metadata address"),
-        ("[fd00:ec2::254]", "a cloud metadata address"),
-        ("100.64.0.1", "a carrier-grade NAT (shared) address"),
-        ("[::ffff:10.0.0.1]", "a private address"),
-        ("0.0.0.0", "an unspecified address"),
-        ("224.0.0.1", "a multicast address"),
-    ])
+    @pytest.mark.parametrize(
+        ("host", "why"),
+        [
+            ("127.0.0.1", "a loopback address"),
+            ("[::1]", "a loopback address"),
+            ("10.20.30.40", "a private address"),
+            ("192.168.1.1", "a private address"),
+            ("169.254.169.254", "a cloud metadata address"),
+            ("[fd00:ec2::254]", "a cloud metadata address"),
+            ("100.64.0.1", "a carrier-grade NAT (shared) address"),
+            ("[::ffff:10.0.0.1]", "a private address"),
+            ("0.0.0.0", "an unspecified address"),
+            ("224.0.0.1", "a multicast address"),
+        ],
+    )
     async def test_subscribe_to_an_inward_address_is_400_and_stores_nothing(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
-        host: str, why: str,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        host: str,
+        why: str,
     ):
-        r = await client.post(SUBSCRIBE, json={"connection_string": amqp(host, 5672)},
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            SUBSCRIBE, json={"connection_string": amqp(host, 5672)}, headers=auth(ls.client_admin)
+        )
         [message] = await field_errors(r)
         assert message.startswith(NOT_ALLOWED) and message.endswith(f"{why}.")
         assert (await session.execute(select(AmqpSubscription))).first() is None
 
     async def test_update_to_an_inward_address_is_400_and_keeps_the_old_one(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         public = "amqp://guest:guest@mq.example:5672/%2F"
-        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account, public,
-                                      exchange=None, routing_key=None)
-        r = await client.patch(f"{BASE}/amqp_subscriptions/{sub.id}",
-                               json={"connection_string": amqp("169.254.169.254", 80)},
-                               headers=auth(ls.client_admin))
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            public,
+            exchange=None,
+            routing_key=None,
+        )
+        r = await client.patch(
+            f"{BASE}/amqp_subscriptions/{sub.id}",
+            json={"connection_string": amqp("169.254.169.254", 80)},
+            headers=auth(ls.client_admin),
+        )
         assert await field_errors(r) == [
-            f"{NOT_ALLOWED}169.254.169.254 is a cloud metadata address."]
+            f"{NOT_ALLOWED}169.254.169.254 is a cloud metadata address."
+        ]
         row = await session.get(AmqpSubscription, sub.id, populate_existing=True)
         assert row is not None
         assert app_state(app).secret_box.decrypt(row.connection_string_encrypted) == public
 
     async def test_mail_server_on_loopback_is_400_on_the_host_field(
-        self, client: httpx.AsyncClient, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
     ):
-        r = await client.put(BRANDING, json=branding_body("127.0.0.1", 25),
-                             headers=auth(ls.reseller))
+        r = await client.put(
+            BRANDING, json=branding_body("127.0.0.1", 25), headers=auth(ls.reseller)
+        )
         assert await field_errors(r, "privateSettings.mailServer.host") == [
-            f"{NOT_ALLOWED}127.0.0.1 is a loopback address."]
+            f"{NOT_ALLOWED}127.0.0.1 is a loopback address."
+        ]
 
     async def test_dispatcher_does_not_connect_to_a_stored_inward_broker(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, listener: SilentListener,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        listener: SilentListener,
     ):
         # Stored before the rule (or loaded by an operator): checked when connecting.
-        sub = await make_subscription(session, app_state(app).secret_box, ls.client_account,
-                                      amqp("127.0.0.1", listener.port), exchange=None,
-                                      routing_key=None)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            amqp("127.0.0.1", listener.port),
+            exchange=None,
+            routing_key=None,
+        )
         await _one_event_for(session, sub.id)
-        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
-                                outbound=app_state(app).outbound)
+        dispatcher = Dispatcher(
+            app_state(app).engine, app_state(app).secret_box, outbound=app_state(app).outbound
+        )
         try:
             assert await dispatcher.deliver_once() is True
         finally:
@@ -162,13 +214,18 @@ class TestRefusedByDefault:
         assert listener.accepted == 0
 
     async def test_mail_is_not_sent_to_a_stored_inward_server(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         listener: SilentListener,
     ):
         await configure_mail(session, app, ls, listener.port)  # host 127.0.0.1
         await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
-        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
-                                outbound=app_state(app).outbound)
+        dispatcher = Dispatcher(
+            app_state(app).engine, app_state(app).secret_box, outbound=app_state(app).outbound
+        )
         await send_all(dispatcher)
         row = (await session.execute(select(MailMessage))).scalar_one()
         assert row.sent is False
@@ -177,7 +234,10 @@ class TestRefusedByDefault:
         assert listener.accepted == 0
 
     async def test_a_name_is_checked_as_resolved_when_connecting(
-        self, client: httpx.AsyncClient, ls: Landscape, listener: SilentListener,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        listener: SilentListener,
         monkeypatch: pytest.MonkeyPatch,
     ):
         # A name that resolves inward when the service connects (DNS rebinding): the
@@ -186,16 +246,20 @@ class TestRefusedByDefault:
         real = loop.getaddrinfo
 
         async def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            return await real("127.0.0.1" if host == "rebind.example" else host, port,
-                              *args, **kwargs)
+            return await real(
+                "127.0.0.1" if host == "rebind.example" else host, port, *args, **kwargs
+            )
 
         monkeypatch.setattr(loop, "getaddrinfo", rebinding)
-        r = await client.post(TEST_URL, json={"connection_string": amqp("rebind.example",
-                                                                        listener.port)},
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            TEST_URL,
+            json={"connection_string": amqp("rebind.example", listener.port)},
+            headers=auth(ls.client_admin),
+        )
         await asyncio.sleep(0.2)
         assert await field_errors(r) == [
-            f"{NOT_ALLOWED}rebind.example resolves to 127.0.0.1, a loopback address."]
+            f"{NOT_ALLOWED}rebind.example resolves to 127.0.0.1, a loopback address."
+        ]
         assert listener.accepted == 0
 
 
@@ -207,17 +271,32 @@ class TestAllowList:
         return settings.model_copy(update={"outbound_allow": ["localhost"]})
 
     async def test_a_listed_name_is_reached_and_nothing_else(
-        self, client: httpx.AsyncClient, ls: Landscape, inbox: Inbox,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        inbox: Inbox,
     ):
-        r = await client.post(TEST_URL, json={
-            "connection_string": amqp("localhost", 5672), "exchange": inbox.exchange,
-            "routing_key": inbox.routing_key}, headers=auth(ls.client_admin))
+        r = await client.post(
+            TEST_URL,
+            json={
+                "connection_string": amqp("localhost", 5672),
+                "exchange": inbox.exchange,
+                "routing_key": inbox.routing_key,
+            },
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 204, r.text
         assert len(await inbox.drain(1)) == 1
         # The same broker by its address: not listed.
-        r = await client.post(TEST_URL, json={
-            "connection_string": amqp("127.0.0.1", 5672), "exchange": inbox.exchange,
-            "routing_key": inbox.routing_key}, headers=auth(ls.client_admin))
+        r = await client.post(
+            TEST_URL,
+            json={
+                "connection_string": amqp("127.0.0.1", 5672),
+                "exchange": inbox.exchange,
+                "routing_key": inbox.routing_key,
+            },
+            headers=auth(ls.client_admin),
+        )
         assert await field_errors(r) == [f"{NOT_ALLOWED}127.0.0.1 is a loopback address."]
 
     def test_entries_are_networks_addresses_and_names(self):
@@ -235,66 +314,111 @@ class TestOneReasonPerFailure:
     own words, and a closed port reads exactly like one that never answers."""
 
     async def test_closed_and_silent_ports_read_the_same(
-        self, client: httpx.AsyncClient, ls: Landscape, listener: SilentListener,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        listener: SilentListener,
     ):
         answers = {}
         for kind, port in (("closed", closed_port()), ("silent", listener.port)):
-            r = await client.post(TEST_URL, json={"connection_string": amqp("127.0.0.1", port)},
-                                  headers=auth(ls.client_admin))
+            r = await client.post(
+                TEST_URL,
+                json={"connection_string": amqp("127.0.0.1", port)},
+                headers=auth(ls.client_admin),
+            )
             [message] = await field_errors(r)
             answers[kind] = message.replace(str(port), "PORT")
-        assert answers["closed"] == answers["silent"] == (
-            "127.0.0.1:PORT: Could not connect to the broker.")
+        assert (
+            answers["closed"]
+            == answers["silent"]
+            == ("127.0.0.1:PORT: Could not connect to the broker.")
+        )
         assert listener.accepted == 1  # the silent one was reached, and said nothing
 
-    @pytest.mark.parametrize(("password", "vhost", "reason"), [
-        ("wrong-password", "%2F", "The broker refused the user name or password."),
-        ("guest", "no-such-vhost", "The virtual host does not exist or the user may not "
-                                   "use it."),
-    ])
+    @pytest.mark.parametrize(
+        ("password", "vhost", "reason"),
+        [
+            ("wrong-password", "%2F", "The broker refused the user name or password."),
+            (
+                "guest",
+                "no-such-vhost",
+                "The virtual host does not exist or the user may not use it.",
+            ),
+        ],
+    )
     async def test_broker_refusals_have_one_reason_each(
-        self, client: httpx.AsyncClient, ls: Landscape, rabbit_url: str,
-        password: str, vhost: str, reason: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        rabbit_url: str,
+        password: str,
+        vhost: str,
+        reason: str,
     ):
-        r = await client.post(TEST_URL, json={
-            "connection_string": amqp("127.0.0.1", 5672, password, vhost)},
-            headers=auth(ls.client_admin))
+        r = await client.post(
+            TEST_URL,
+            json={"connection_string": amqp("127.0.0.1", 5672, password, vhost)},
+            headers=auth(ls.client_admin),
+        )
         assert await field_errors(r) == [f"127.0.0.1:5672: {reason}"]
 
     async def test_mail_to_closed_and_silent_ports_reads_the_same(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        listener: SilentListener, dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        listener: SilentListener,
+        dispatcher: Dispatcher,
     ):
         errors = {}
         await configure_mail(session, app, ls, 0)
         for kind, port in (("closed", closed_port()), ("silent", listener.port)):
-            r = await client.put(BRANDING, json={
-                **branding_body("127.0.0.1", port),
-                "publicSettings": {**branding_body("", 0)["publicSettings"],
-                                   "fromEmail": "noreply@acme.example"}},
-                headers=auth(ls.reseller))
+            r = await client.put(
+                BRANDING,
+                json={
+                    **branding_body("127.0.0.1", port),
+                    "publicSettings": {
+                        **branding_body("", 0)["publicSettings"],
+                        "fromEmail": "noreply@acme.example",
+                    },
+                },
+                headers=auth(ls.reseller),
+            )
             assert r.status_code == 200, r.text
             await client.get("/iam/activity_log/requests", headers=wrong(ls.client_admin))
             await send_all(dispatcher)
-            row = (await session.execute(
-                select(MailMessage).order_by(MailMessage.id.desc()).limit(1)
-                .execution_options(populate_existing=True))).scalar_one()
+            row = (
+                await session.execute(
+                    select(MailMessage)
+                    .order_by(MailMessage.id.desc())
+                    .limit(1)
+                    .execution_options(populate_existing=True)
+                )
+            ).scalar_one()
             await session.commit()
             assert row.sent is False
             errors[kind] = (row.last_error or "").replace(str(port), "PORT")
             await _forget_failed_login_notices(session)
-        assert errors["closed"] == errors["silent"] == (
-            "127.0.0.1:PORT: Could not connect to the mail server.")
+        assert (
+            errors["closed"]
+            == errors["silent"]
+            == ("127.0.0.1:PORT: Could not connect to the mail server.")
+        )
 
 
 async def _one_event_for(session: AsyncSession, subscription_id: int) -> None:
-    event = UserActionEvent(id=next_id(), event_id=f"00000000-0000-4000-8000-{next_id():012d}",
-                            client_id=0, reseller_id=None, body={"test": True},
-                            created_at=utcnow())
+    event = UserActionEvent(
+        id=next_id(),
+        event_id=f"00000000-0000-4000-8000-{next_id():012d}",
+        client_id=0,
+        reseller_id=None,
+        body={"test": True},
+        created_at=utcnow(),
+    )
     session.add(event)
     await session.flush()
-    session.add(EventDelivery(event_id=event.id, subscription_id=subscription_id,
-                              delivered=False))
+    session.add(EventDelivery(event_id=event.id, subscription_id=subscription_id, delivered=False))
     await session.commit()
 
 

@@ -39,27 +39,43 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 
 @pytest.fixture
-async def both(app: FastAPI, session: AsyncSession, ls: Landscape,
-               receiver: Receiver) -> tuple[int, int]:
+async def both(
+    app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver
+) -> tuple[int, int]:
     """An AMQP subscription that cannot be reached and a webhook that answers, of the
     client account, each owed the same two events."""
-    amqp = await make_subscription(session, app_state(app).secret_box, ls.client_account,
-                                   CLOSED_PORT, exchange="x", routing_key="y")
+    amqp = await make_subscription(
+        session,
+        app_state(app).secret_box,
+        ls.client_account,
+        CLOSED_PORT,
+        exchange="x",
+        routing_key="y",
+    )
     amqp_id = amqp.id
-    webhook = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                 receiver.url)
+    webhook = await make_webhook(
+        session, app_state(app).secret_box, ls.client_account, receiver.url
+    )
     await act(session, ls.client_account, 2)
     return amqp_id, webhook
 
 
 class TestBacklog:
     async def test_pending_and_oldest_age_per_subscription(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         both: tuple[int, int],
     ):
         amqp, webhook = both
-        idle = await make_webhook(session, app_state(app).secret_box, ls.other_reseller_account,
-                                  "https://hooks.example/idle")
+        idle = await make_webhook(
+            session,
+            app_state(app).secret_box,
+            ls.other_reseller_account,
+            "https://hooks.example/idle",
+        )
         samples = await scrape(client)
         assert samples.get(PENDING, kind="amqp", subscription=amqp) == 2
         assert samples.get(PENDING, kind="webhook", subscription=webhook) == 2
@@ -70,11 +86,15 @@ class TestBacklog:
         assert samples.get(OLDEST, kind="webhook", subscription=idle) == 0
 
     async def test_oldest_age_counts_from_the_oldest_event(
-        self, client: httpx.AsyncClient, session: AsyncSession, both: tuple[int, int],
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        both: tuple[int, int],
     ):
         amqp, _ = both
-        await session.execute(update(UserActionEvent).values(
-            created_at=utcnow() - timedelta(hours=1)))
+        await session.execute(
+            update(UserActionEvent).values(created_at=utcnow() - timedelta(hours=1))
+        )
         await session.commit()
         samples = await scrape(client)
         assert 3600 <= samples.get(OLDEST, kind="amqp", subscription=amqp) < 3600 + 600
@@ -82,21 +102,30 @@ class TestBacklog:
 
 class TestDeliveries:
     async def test_deliveries_and_failures_are_counted(
-        self, client: httpx.AsyncClient, app: FastAPI, both: tuple[int, int],
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        both: tuple[int, int],
         receiver: Receiver,
     ):
         amqp, webhook = both
         before = await scrape(client)
-        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=1,
-                                outbound=app_state(app).outbound)
+        dispatcher = Dispatcher(
+            app_state(app).engine,
+            app_state(app).secret_box,
+            lanes=1,
+            outbound=app_state(app).outbound,
+        )
         try:
             await dispatch_all(dispatcher)
         finally:
             await dispatcher.webhooks.close()
             await dispatcher.brokers.close()
         after = await scrape(client)
-        delivered, failed = ("cloudadmin_event_deliveries_total",
-                             "cloudadmin_event_delivery_failures_total")
+        delivered, failed = (
+            "cloudadmin_event_deliveries_total",
+            "cloudadmin_event_delivery_failures_total",
+        )
         assert after.get(delivered, kind="webhook") - before.get(delivered, kind="webhook") == 2
         assert after.get(failed, kind="amqp") - before.get(failed, kind="amqp") == 1
         assert after.get(failed, kind="webhook") == before.get(failed, kind="webhook")
@@ -106,23 +135,41 @@ class TestDeliveries:
 
 class TestMail:
     async def test_mail_outbox_by_state_and_failed_sends(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         now = utcnow()
         for sent, attempts in ((False, 0), (False, 2), (True, 0)):
-            session.add(MailMessage(
-                id=next_id(), kind="failed_login", reseller_id=ls.reseller_account.id,
-                recipients=["ops@example.com"], subject="s", body="b", created_at=now,
-                sent=sent, sent_at=now if sent else None, attempts=attempts,
-                next_attempt_at=now))
+            session.add(
+                MailMessage(
+                    id=next_id(),
+                    kind="failed_login",
+                    reseller_id=ls.reseller_account.id,
+                    recipients=["ops@example.com"],
+                    subject="s",
+                    body="b",
+                    created_at=now,
+                    sent=sent,
+                    sent_at=now if sent else None,
+                    attempts=attempts,
+                    next_attempt_at=now,
+                )
+            )
         await session.commit()
         before = await scrape(client)
         assert before.get("cloudadmin_mail_outbox", state="pending") == 2
         assert before.get("cloudadmin_mail_outbox", state="failing") == 1
         assert before.get("cloudadmin_mail_outbox", state="sent") == 1
         # The reseller has no mail server: both pending mails fail.
-        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=1,
-                                outbound=app_state(app).outbound)
+        dispatcher = Dispatcher(
+            app_state(app).engine,
+            app_state(app).secret_box,
+            lanes=1,
+            outbound=app_state(app).outbound,
+        )
         assert await dispatcher.send_mail_once()
         after = await scrape(client)
         failures = "cloudadmin_mail_failures_total"
@@ -131,15 +178,19 @@ class TestMail:
         assert after.get("cloudadmin_mail_outbox", state="failing") == 2
 
     async def test_sent_mails_are_counted(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        smtp_server: tuple[Mailbox, int], dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        smtp_server: tuple[Mailbox, int],
+        dispatcher: Dispatcher,
     ):
         mailbox, port = smtp_server
         await configure_mail(session, app, ls, port)
         before = await scrape(client)
         # A wrong secret of a known key queues a failed-login notice.
-        assert (await client.get("/iam/users/1", headers=wrong(ls.client_admin))).status_code \
-            == 401
+        assert (await client.get("/iam/users/1", headers=wrong(ls.client_admin))).status_code == 401
         assert (await scrape(client)).get("cloudadmin_mail_outbox", state="pending") == 1
         await send_all(dispatcher)
         assert len(mailbox.messages) == 1

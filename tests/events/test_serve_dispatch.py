@@ -27,36 +27,54 @@ class TestServeDispatches:
         self, inbox: Inbox, rabbit_url: str, tmp_path: Path, database_url: str, app: object
     ):
         # `app` empties the test database; the server is another process on it.
-        env = {**os.environ, "CLOUDADMIN_DATA_DIR": str(tmp_path),
-               "CLOUDADMIN_DATABASE_URL": database_url,
-               "CLOUDADMIN_SECRET_KEY": "serve-dispatch-secret", "CLOUDADMIN_LOG_LEVEL": "INFO",
-               "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
-               "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW)}
+        env = {
+            **os.environ,
+            "CLOUDADMIN_DATA_DIR": str(tmp_path),
+            "CLOUDADMIN_DATABASE_URL": database_url,
+            "CLOUDADMIN_SECRET_KEY": "serve-dispatch-secret",
+            "CLOUDADMIN_LOG_LEVEL": "INFO",
+            "CLOUDADMIN_DISPATCHER_POLL_SECONDS": "0.1",
+            "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW),
+        }
         doc = tmp_path / "landscape.json"
         doc.write_text(json.dumps(DOCUMENT))
-        loaded = subprocess.run([sys.executable, "-m", "cloudadmin", "load", str(doc)],
-                                env=env, capture_output=True, text=True, timeout=120)
+        loaded = subprocess.run(
+            [sys.executable, "-m", "cloudadmin", "load", str(doc)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert loaded.returncode == 0, loaded.stderr
         port = free_port()
         proc = subprocess.Popen(
             [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port), "--workers", "2"],
-            env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("w"))
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "serve.log").open("w"),
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_healthy(base, proc, (tmp_path / "serve.log").read_text)
-            async with httpx.AsyncClient(base_url=base, headers={
-                    "Authorization": "apikey 2_reseller-secret"}) as c:
-                r = await c.post("/cloud/v1/user_actions/subscribe_amqp", json={
-                    "connection_string": rabbit_url, "exchange": inbox.exchange,
-                    "routing_key": inbox.routing_key})
+            async with httpx.AsyncClient(
+                base_url=base, headers={"Authorization": "apikey 2_reseller-secret"}
+            ) as c:
+                r = await c.post(
+                    "/cloud/v1/user_actions/subscribe_amqp",
+                    json={
+                        "connection_string": rabbit_url,
+                        "exchange": inbox.exchange,
+                        "routing_key": inbox.routing_key,
+                    },
+                )
                 assert r.status_code == 204, r.text
-                r = await c.post("/iam/admin/sellers",
-                                 json={"email": "live@sales.example", "full_name": "Live"})
+                r = await c.post(
+                    "/iam/admin/sellers", json={"email": "live@sales.example", "full_name": "Live"}
+                )
                 assert r.status_code == 200, r.text
             # Subscribing is itself a user action, owed to the new subscription.
             got = await inbox.drain(2, timeout=60)
-            assert [json.loads(m.body)["api_group"] for m in got] == [
-                "amqp_subscription", "seller"]
+            assert [json.loads(m.body)["api_group"] for m in got] == ["amqp_subscription", "seller"]
             assert len(await inbox.settle()) == 2  # two server processes, one dispatcher
         finally:
             proc.terminate()

@@ -33,10 +33,19 @@ NEVER = 3600.0  # a poll interval no test waits for: only a wake-up can deliver 
 @contextlib.asynccontextmanager
 async def running(app: FastAPI, **intervals: float) -> AsyncIterator[Dispatcher]:
     """A dispatcher running on the test database, started and idle."""
-    options: dict[str, Any] = {"poll_seconds": NEVER, "idle_poll_seconds": NEVER,
-                               "idle_backoff_max_seconds": NEVER, **intervals}
-    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2,
-                   outbound=app_state(app).outbound, **options)
+    options: dict[str, Any] = {
+        "poll_seconds": NEVER,
+        "idle_poll_seconds": NEVER,
+        "idle_backoff_max_seconds": NEVER,
+        **intervals,
+    }
+    d = Dispatcher(
+        app_state(app).engine,
+        app_state(app).secret_box,
+        lanes=2,
+        outbound=app_state(app).outbound,
+        **options,
+    )
     stop = asyncio.Event()
     task = asyncio.create_task(d.run(stop))
     try:
@@ -51,35 +60,71 @@ async def owe_one(session: AsyncSession, subscription_id: int, n: int = 1) -> No
     """An event owed to ``subscription_id`` written straight into the outbox, as a process
     that does not wake this one would."""
     event_id = f"00000000-0000-4000-8000-{n:012d}"
-    row = (await session.execute(insert(UserActionEvent).values(
-        event_id=event_id, client_id=1, reseller_id=None, body={"id": event_id, "n": n},
-        created_at=utcnow()).returning(UserActionEvent.id))).scalar_one()
-    await session.execute(insert(EventDelivery).values(
-        event_id=row, subscription_id=subscription_id, delivered=False))
+    row = (
+        await session.execute(
+            insert(UserActionEvent)
+            .values(
+                event_id=event_id,
+                client_id=1,
+                reseller_id=None,
+                body={"id": event_id, "n": n},
+                created_at=utcnow(),
+            )
+            .returning(UserActionEvent.id)
+        )
+    ).scalar_one()
+    await session.execute(
+        insert(EventDelivery).values(event_id=row, subscription_id=subscription_id, delivered=False)
+    )
 
 
 class TestWakeUp:
     async def test_a_commit_in_this_process_wakes_it(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        inbox: Inbox, rabbit_url: str,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        inbox: Inbox,
+        rabbit_url: str,
     ):
-        await make_subscription(session, app_state(app).secret_box, ls.reseller_account, rabbit_url,
-                                exchange=inbox.exchange, routing_key=inbox.routing_key)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.reseller_account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         async with running(app):
-            r = await client.post(SELLERS, json={"email": "w@sales.example", "full_name": "W"},
-                                  headers=auth(ls.reseller))
+            r = await client.post(
+                SELLERS,
+                json={"email": "w@sales.example", "full_name": "W"},
+                headers=auth(ls.reseller),
+            )
             assert r.status_code == 200
             got = await inbox.drain(1, timeout=30, why="not woken by the commit")
         assert len(got) == 1, "not woken by the commit"
 
     async def test_notify_wakes_it_on_postgresql(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str, dialect: str,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
+        dialect: str,
     ):
         if dialect != "postgresql":
             pytest.skip("SQLite has no notifications")
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         async with running(app):
             await owe_one(session, sub.id)
             await notify(session, CHANNEL)  # NOTIFY alone: nothing in this process is told
@@ -88,13 +133,24 @@ class TestWakeUp:
         assert len(got) == 1, "not woken by NOTIFY"
 
     async def test_it_listens_again_after_losing_the_connection(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str, dialect: str,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
+        dialect: str,
     ):
         if dialect != "postgresql":
             pytest.skip("SQLite has no notifications")
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         # Without its LISTEN it polls (0.05 s, up to 0.2 s) and reconnects meanwhile.
         async with running(app, poll_seconds=0.05, idle_backoff_max_seconds=0.2) as d:
             assert d.listener is not None
@@ -115,14 +171,27 @@ class TestWakeUp:
         assert len(got) == 1, "not woken by NOTIFY after reconnecting"
 
     async def test_a_due_retry_wakes_it(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         await owe_one(session, sub.id)
-        session.add(DeliveryState(subscription_id=sub.id, attempts=1,
-                                  next_attempt_at=utcnow() + timedelta(seconds=1)))
+        session.add(
+            DeliveryState(
+                subscription_id=sub.id, attempts=1, next_attempt_at=utcnow() + timedelta(seconds=1)
+            )
+        )
         await session.commit()
         async with running(app):
             got = await inbox.drain(1, timeout=30, why="the retry's due time did not wake it")
@@ -157,8 +226,9 @@ class TestIdle:
         def count(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
             statements.append(sql)
 
-        async with running(app, poll_seconds=0.05, idle_backoff_max_seconds=0.4,
-                           idle_poll_seconds=NEVER) as d:
+        async with running(
+            app, poll_seconds=0.05, idle_backoff_max_seconds=0.4, idle_poll_seconds=NEVER
+        ) as d:
             await asyncio.sleep(0.5)  # the first look's lane passes end
             event.listen(app_state(app).engine.sync_engine, "before_cursor_execute", count)
             try:
@@ -175,13 +245,13 @@ class TestIdle:
 
 
 class TestNextDue:
-    async def test_now_later_or_never(self, app: FastAPI, session: AsyncSession,
-                                      rabbit_url: str):
+    async def test_now_later_or_never(self, app: FastAPI, session: AsyncSession, rabbit_url: str):
         d = Dispatcher(app_state(app).engine, app_state(app).secret_box)
         assert await d.next_due() is None  # nothing owed
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange="x", routing_key="y")
+        sub = await make_subscription(
+            session, app_state(app).secret_box, account, rabbit_url, exchange="x", routing_key="y"
+        )
         await owe_one(session, sub.id)
         await session.commit()
         due = await d.next_due()
@@ -191,8 +261,11 @@ class TestNextDue:
         await session.commit()
         assert await d.next_due() == later  # backing off
         lease_end = utcnow() + timedelta(seconds=50)
-        await session.execute(update(DeliveryState).values(
-            next_attempt_at=None, lease_owner="other", lease_until=lease_end))
+        await session.execute(
+            update(DeliveryState).values(
+                next_attempt_at=None, lease_owner="other", lease_until=lease_end
+            )
+        )
         await session.commit()
         assert await d.next_due() == lease_end  # another worker holds it
         await session.execute(update(EventDelivery).values(delivered=True))

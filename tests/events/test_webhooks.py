@@ -55,35 +55,63 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 @pytest.fixture
 async def webhook_dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
-    d = Dispatcher(app_state(app).engine, app_state(app).secret_box, lanes=2, poll_seconds=0.05,
-                   outbound=app_state(app).outbound)
+    d = Dispatcher(
+        app_state(app).engine,
+        app_state(app).secret_box,
+        lanes=2,
+        poll_seconds=0.05,
+        outbound=app_state(app).outbound,
+    )
     yield d
     await d.webhooks.close()
     await d.brokers.close()
 
 
 async def make_webhook(
-    session: AsyncSession, box: SecretBox, client: Client, url: str,
-    header: str = "Authorization", value: str = SECRET,
+    session: AsyncSession,
+    box: SecretBox,
+    client: Client,
+    url: str,
+    header: str = "Authorization",
+    value: str = SECRET,
 ) -> int:
     sid = next_id()
-    session.add(WebhookSubscription(id=sid, client_id=client.id, url=url, auth_header_name=header,
-                                    auth_header_value_encrypted=box.encrypt(value)))
+    session.add(
+        WebhookSubscription(
+            id=sid,
+            client_id=client.id,
+            url=url,
+            auth_header_name=header,
+            auth_header_value_encrypted=box.encrypt(value),
+        )
+    )
     await session.commit()
     return sid
 
 
 async def act(session: AsyncSession, account: Client, count: int = 1) -> list[str]:
     """``count`` user actions of ``account``, committed one by one; their event ids."""
-    caller = Caller(user_id=1, user_email="u@example.com", superuser=False,
-                    group_ids=frozenset({1}), key_id=1, account_id=account.id,
-                    account_type="common", account_reseller_id=account.reseller_id)
+    caller = Caller(
+        user_id=1,
+        user_email="u@example.com",
+        superuser=False,
+        group_ids=frozenset({1}),
+        key_id=1,
+        account_id=account.id,
+        account_type="common",
+        account_reseller_id=account.reseller_id,
+    )
     ids = []
     for i in range(count):
         event = await user_actions.record(
-            session, Actor(caller, "198.51.100.1", "t", f"req-{i}"), action_type="update",
-            api_group="client", resources=[Resource("client", account.id)],
-            client_id=account.id, reseller_id=account.reseller_id, action_data={"n": i},
+            session,
+            Actor(caller, "198.51.100.1", "t", f"req-{i}"),
+            action_type="update",
+            api_group="client",
+            resources=[Resource("client", account.id)],
+            client_id=account.id,
+            reseller_id=account.reseller_id,
+            action_data={"n": i},
         )
         ids.append(event.event_id)
         await session.commit()
@@ -91,17 +119,24 @@ async def act(session: AsyncSession, account: Client, count: int = 1) -> list[st
 
 
 async def state_of(session: AsyncSession, sid: int) -> WebhookDeliveryState:
-    state = (await session.execute(
-        select(WebhookDeliveryState).where(WebhookDeliveryState.subscription_id == sid)
-        .execution_options(populate_existing=True))).scalar_one()
+    state = (
+        await session.execute(
+            select(WebhookDeliveryState)
+            .where(WebhookDeliveryState.subscription_id == sid)
+            .execution_options(populate_existing=True)
+        )
+    ).scalar_one()
     session.expunge(state)  # read as it is now
     await session.rollback()  # end the read (on SQLite it holds the database lock)
     return state
 
 
 async def pending(session: AsyncSession) -> int:
-    rows = (await session.execute(select(WebhookDelivery).where(
-        WebhookDelivery.delivered.is_(False)))).scalars().all()
+    rows = (
+        (await session.execute(select(WebhookDelivery).where(WebhookDelivery.delivered.is_(False))))
+        .scalars()
+        .all()
+    )
     await session.rollback()
     return len(rows)
 
@@ -112,19 +147,30 @@ async def _none_pending(session: AsyncSession) -> bool:
 
 async def due_now(session: AsyncSession, sid: int) -> None:
     """The backoff has passed (instead of waiting for it)."""
-    await session.execute(update(WebhookDeliveryState)
-                          .where(WebhookDeliveryState.subscription_id == sid)
-                          .values(next_attempt_at=utcnow() - timedelta(seconds=1)))
+    await session.execute(
+        update(WebhookDeliveryState)
+        .where(WebhookDeliveryState.subscription_id == sid)
+        .values(next_attempt_at=utcnow() - timedelta(seconds=1))
+    )
     await session.commit()
 
 
 class TestDelivery:
     async def test_arrives_with_the_auth_header_and_the_record(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
-        await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url,
-                           header="X-Hook-Auth")
+        await make_webhook(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            receiver.url,
+            header="X-Hook-Auth",
+        )
         [event_id] = await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
         await until(lambda: len(receiver.received) == 1, "one delivery")
@@ -138,8 +184,13 @@ class TestDelivery:
         assert await pending(session) == 0
 
     async def test_the_body_is_the_logged_record_which_is_then_acknowledged(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        receiver: Receiver, webhook_dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        webhook_dispatcher: Dispatcher,
     ):
         # Owed to a webhook only: its delivery alone acknowledges the event.
         await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
@@ -153,13 +204,23 @@ class TestDelivery:
         assert receiver.received[0].body == record and record["id"] == event_id
 
     async def test_acknowledged_only_once_every_transport_has_it(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        receiver: Receiver, webhook_dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        webhook_dispatcher: Dispatcher,
     ):
         # The AMQP subscription's broker is down: the webhook's delivery is not enough.
-        await make_subscription(session, app_state(app).secret_box, ls.client_account,
-                                "amqp://guest:guest@127.0.0.1:1/%2F", exchange=None,
-                                routing_key=None)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            "amqp://guest:guest@127.0.0.1:1/%2F",
+            exchange=None,
+            routing_key=None,
+        )
         await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
@@ -168,12 +229,24 @@ class TestDelivery:
         assert record["acknowledged"] is False
 
     async def test_the_same_body_as_the_amqp_message(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
-        inbox: Inbox, rabbit_url: str, webhook_dispatcher: Dispatcher,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        inbox: Inbox,
+        rabbit_url: str,
+        webhook_dispatcher: Dispatcher,
     ):
         # One record, two transports: both subscribers get the same shape.
-        await make_subscription(session, app_state(app).secret_box, ls.client_account, rabbit_url,
-                                exchange=inbox.exchange, routing_key=inbox.routing_key)
+        await make_subscription(
+            session,
+            app_state(app).secret_box,
+            ls.client_account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         await make_webhook(session, app_state(app).secret_box, ls.client_account, receiver.url)
         await act(session, ls.client_account)
         await dispatch_all(webhook_dispatcher)
@@ -182,7 +255,11 @@ class TestDelivery:
         assert receiver.received[0].body == json.loads(message.body)
 
     async def test_in_order_per_subscription(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
         other = Receiver()
@@ -195,9 +272,13 @@ class TestDelivery:
             stop = asyncio.Event()
             task = asyncio.create_task(webhook_dispatcher.run(stop))
             try:
-                await until(lambda: len(receiver.accepted) == 25 and len(other.accepted) == 5,
-                            lambda: "25 and 5 events at their receivers, got "
-                            f"{len(receiver.accepted)} and {len(other.accepted)}")
+                await until(
+                    lambda: len(receiver.accepted) == 25 and len(other.accepted) == 5,
+                    lambda: (
+                        "25 and 5 events at their receivers, got "
+                        f"{len(receiver.accepted)} and {len(other.accepted)}"
+                    ),
+                )
             finally:
                 stop.set()
                 await task
@@ -207,7 +288,11 @@ class TestDelivery:
             await other.stop()
 
     async def test_only_the_accounts_own_actions(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
         # A reseller's webhook gets its own actions, not its clients' (webhooks have no
@@ -222,11 +307,16 @@ class TestDelivery:
 
 class TestRetries:
     async def test_a_500_is_retried_with_backoff_and_nothing_is_lost(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
-        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                 receiver.url)
+        sid = await make_webhook(
+            session, app_state(app).secret_box, ls.client_account, receiver.url
+        )
         ids = await act(session, ls.client_account, 3)
         receiver.answers = [200, 500]  # the first accepted, the second refused
 
@@ -249,14 +339,16 @@ class TestRetries:
         await due_now(session, sid)
         await dispatch_all(webhook_dispatcher)
         assert [r.body["id"] for r in receiver.accepted] == ids  # each once, in order
-        assert [r.body["id"] for r in receiver.received] == [ids[0], ids[1], ids[1], ids[1],
-                                                             ids[2]]
+        assert [r.body["id"] for r in receiver.received] == [ids[0], ids[1], ids[1], ids[1], ids[2]]
         state = await state_of(session, sid)
         assert (state.attempts, state.next_attempt_at, state.last_error) == (0, None, None)
         assert await pending(session) == 0
 
     async def test_a_receiver_that_is_down_gets_everything_when_back(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         webhook_dispatcher: Dispatcher,
     ):
         down = Receiver()  # a port nobody listens on, yet
@@ -283,15 +375,20 @@ class TestRetries:
             await down.stop()
 
     async def test_redirects_are_not_followed(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
         webhook_dispatcher: Dispatcher,
     ):
         elsewhere = Receiver()
         await elsewhere.start()
         try:
             receiver.answers, receiver.location = [307], elsewhere.url
-            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                     receiver.url)
+            sid = await make_webhook(
+                session, app_state(app).secret_box, ls.client_account, receiver.url
+            )
             await act(session, ls.client_account)
             assert await webhook_dispatcher.deliver_once() is True
             assert (await state_of(session, sid)).last_error == REDIRECTED
@@ -301,12 +398,18 @@ class TestRetries:
             await elsewhere.stop()
 
     async def test_the_secret_header_is_never_logged(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
-        webhook_dispatcher: Dispatcher, caplog: pytest.LogCaptureFixture,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        webhook_dispatcher: Dispatcher,
+        caplog: pytest.LogCaptureFixture,
     ):
         caplog.set_level(logging.DEBUG)
-        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                 receiver.url)
+        sid = await make_webhook(
+            session, app_state(app).secret_box, ls.client_account, receiver.url
+        )
         await act(session, ls.client_account, 2)
         receiver.answers = [500]
         await webhook_dispatcher.deliver_once()
@@ -315,22 +418,28 @@ class TestRetries:
         assert len(receiver.accepted) == 2
         assert caplog.records  # the failure was logged...
         assert all("wh-s3cret" not in r.getMessage() for r in caplog.records)  # ...not it
-        stored = (await session.execute(
-            select(WebhookSubscription.auth_header_value_encrypted))).scalar_one()
+        stored = (
+            await session.execute(select(WebhookSubscription.auth_header_value_encrypted))
+        ).scalar_one()
         await session.rollback()
         assert "wh-s3cret" not in stored
 
 
 class TestTls:
     async def test_an_untrusted_certificate_is_refused(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape,
-        webhook_dispatcher: Dispatcher, tmp_path: Path,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        webhook_dispatcher: Dispatcher,
+        tmp_path: Path,
     ):
         receiver = Receiver(tls=self_signed(tmp_path))
         await receiver.start()
         try:
-            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                     receiver.url)
+            sid = await make_webhook(
+                session, app_state(app).secret_box, ls.client_account, receiver.url
+            )
             await act(session, ls.client_account)
             assert await webhook_dispatcher.deliver_once() is True
             assert (await state_of(session, sid)).last_error == TLS_FAILED
@@ -342,15 +451,21 @@ class TestTls:
 
 class TestOutbound:
     async def test_a_refused_address_is_never_connected(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
     ):
         # Saved before loopback was refused (or written around the API): the dispatcher
         # checks again when it connects.
-        dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box,
-                                outbound=Outbound())
+        dispatcher = Dispatcher(
+            app_state(app).engine, app_state(app).secret_box, outbound=Outbound()
+        )
         try:
-            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                     receiver.url)
+            sid = await make_webhook(
+                session, app_state(app).secret_box, ls.client_account, receiver.url
+            )
             await act(session, ls.client_account)
             assert await dispatcher.deliver_once() is True
             state = await state_of(session, sid)
@@ -361,8 +476,13 @@ class TestOutbound:
 
     @pytest.mark.parametrize("allowed", [False, True])
     async def test_the_checked_address_is_the_one_connected(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
-        monkeypatch: pytest.MonkeyPatch, allowed: bool,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        monkeypatch: pytest.MonkeyPatch,
+        allowed: bool,
     ):
         # A name that resolves inward (DNS rebinding): the address connected to is the
         # one checked; the request still names the host (Host header).
@@ -370,15 +490,20 @@ class TestOutbound:
         real = loop.getaddrinfo
 
         async def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            return await real("127.0.0.1" if host == "hook.example" else host, port,
-                              *args, **kwargs)
+            return await real(
+                "127.0.0.1" if host == "hook.example" else host, port, *args, **kwargs
+            )
 
         monkeypatch.setattr(loop, "getaddrinfo", rebinding)
         outbound = app_state(app).outbound if allowed else Outbound()
         dispatcher = Dispatcher(app_state(app).engine, app_state(app).secret_box, outbound=outbound)
         try:
-            sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                     f"http://hook.example:{receiver.port}/in")
+            sid = await make_webhook(
+                session,
+                app_state(app).secret_box,
+                ls.client_account,
+                f"http://hook.example:{receiver.port}/in",
+            )
             await act(session, ls.client_account)
             await dispatch_all(dispatcher)
             if allowed:
@@ -387,7 +512,8 @@ class TestOutbound:
                 assert await pending(session) == 0
             else:
                 assert (await state_of(session, sid)).last_error == (
-                    f"{NOT_ALLOWED}hook.example resolves to 127.0.0.1, a loopback address.")
+                    f"{NOT_ALLOWED}hook.example resolves to 127.0.0.1, a loopback address."
+                )
                 assert receiver.received == []
         finally:
             await dispatcher.webhooks.close()
@@ -395,48 +521,68 @@ class TestOutbound:
 
 class TestOutbox:
     async def test_unsubscribing_drops_what_was_owed(
-        self, client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, ls: Landscape,
-        receiver: Receiver, webhook_dispatcher: Dispatcher,
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        webhook_dispatcher: Dispatcher,
     ):
         receiver.answers = [500]
-        sid = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                 receiver.url)
+        sid = await make_webhook(
+            session, app_state(app).secret_box, ls.client_account, receiver.url
+        )
         await act(session, ls.client_account, 2)
         await webhook_dispatcher.deliver_once()
         assert (await state_of(session, sid)).attempts == 1
-        r = await client.post("/cloud/v1/user_actions/unsubscribe",
-                              headers=auth(ls.client_admin))
+        r = await client.post("/cloud/v1/user_actions/unsubscribe", headers=auth(ls.client_admin))
         assert r.status_code == 204
         assert await pending(session) == 0
         assert await webhook_dispatcher.deliver_once() is False
 
     async def test_an_event_still_owed_to_a_webhook_is_not_purged(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
         webhook_dispatcher: Dispatcher,
     ):
         down = Receiver()
         await make_webhook(session, app_state(app).secret_box, ls.client_account, down.url)
         await act(session, ls.client_account)
-        await webhook_dispatcher.purge_delivered(older_than=timedelta(0),
-                                                  log_older_than=timedelta(0))
+        await webhook_dispatcher.purge_delivered(
+            older_than=timedelta(0), log_older_than=timedelta(0)
+        )
         assert await pending(session) == 1
 
 
 class TestStatus:
     async def test_events_status_lists_webhooks_without_the_secret(
-        self, app: FastAPI, session: AsyncSession, ls: Landscape, receiver: Receiver,
-        webhook_dispatcher: Dispatcher, settings: Settings, tmp_path: Path,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        receiver: Receiver,
+        webhook_dispatcher: Dispatcher,
+        settings: Settings,
+        tmp_path: Path,
     ):
-        good = await make_webhook(session, app_state(app).secret_box, ls.client_account,
-                                  receiver.url)
-        bad = await make_webhook(session, app_state(app).secret_box, ls.reseller_account,
-                                 Receiver().url)
+        good = await make_webhook(
+            session, app_state(app).secret_box, ls.client_account, receiver.url
+        )
+        bad = await make_webhook(
+            session, app_state(app).secret_box, ls.reseller_account, Receiver().url
+        )
         await act(session, ls.client_account, 2)
         await act(session, ls.reseller_account)
         await dispatch_all(webhook_dispatcher)
         out = status_output(settings, tmp_path)
-        lines = {int(line.split()[1]): line.split() for line in out.splitlines()
-                 if line.startswith("webhook ")}
+        lines = {
+            int(line.split()[1]): line.split()
+            for line in out.splitlines()
+            if line.startswith("webhook ")
+        }
         assert lines[good][2:6] == [str(ls.client_account.id), "0", "2", "ok"]
         assert lines[bad][2:6] == [str(ls.reseller_account.id), "1", "0", "failing"]
         assert COULD_NOT_CONNECT in " ".join(lines[bad])

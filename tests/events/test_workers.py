@@ -39,13 +39,20 @@ async def owe_events(session: AsyncSession, subscription_ids: list[int], per_sub
             n += 1
             event_id = f"00000000-0000-4000-8000-{n:012d}"
             ids.add(event_id)
-            events.append({"id": n, "event_id": event_id, "client_id": 1, "reseller_id": None,
-                           "body": {"id": event_id, "n": n}, "created_at": now})
-            deliveries.append({"id": n, "event_id": n, "subscription_id": sid,
-                               "delivered": False})
+            events.append(
+                {
+                    "id": n,
+                    "event_id": event_id,
+                    "client_id": 1,
+                    "reseller_id": None,
+                    "body": {"id": event_id, "n": n},
+                    "created_at": now,
+                }
+            )
+            deliveries.append({"id": n, "event_id": n, "subscription_id": sid, "delivered": False})
     for start in range(0, len(events), 5000):
-        await session.execute(insert(UserActionEvent), events[start:start + 5000])
-        await session.execute(insert(EventDelivery), deliveries[start:start + 5000])
+        await session.execute(insert(UserActionEvent), events[start : start + 5000])
+        await session.execute(insert(EventDelivery), deliveries[start : start + 5000])
     await session.commit()
     return ids
 
@@ -62,8 +69,12 @@ def start_worker(settings: Settings, tmp: Path, name: str, **env: str) -> subpro
         **env,
     }
     log = (tmp / f"{name}.log").open("w")
-    return subprocess.Popen([sys.executable, "-m", "cloudadmin", "worker"], env=environment,
-                            stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "cloudadmin", "worker"],
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def started(log: Path) -> bool:
@@ -82,12 +93,23 @@ def stop(proc: subprocess.Popen) -> None:
 
 class TestWorkerCrash:
     async def test_sigkill_mid_batch_loses_nothing(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
-        settings: Settings, tmp_path: Path,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
+        settings: Settings,
+        tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         # Small batches: the first worker is still far from done when the test, polling,
         # sees its first delivery and kills it, even on a busy machine.
         expected = await owe_events(session, [sub.id], 1000)
@@ -102,8 +124,11 @@ class TestWorkerCrash:
         assert len({m.message_id for m in inbox.received}) < len(expected), "killed too late"
         second = start_worker(settings, tmp_path, "second")
         try:
-            await until(lambda: {m.message_id for m in inbox.received} >= expected,
-                        lambda: f"every event, {missing(expected, inbox)} lost", timeout=90)
+            await until(
+                lambda: {m.message_id for m in inbox.received} >= expected,
+                lambda: f"every event, {missing(expected, inbox)} lost",
+                timeout=90,
+            )
         finally:
             stop(second)
         assert second.returncode == 0
@@ -117,30 +142,48 @@ class TestTwoWorkers:
     # lost mid-batch is allowed to publish again (at least once), which is not what this
     # test is about.
     async def test_share_events_without_loss_or_double_publishing(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
-        settings: Settings, tmp_path: Path, dialect: str,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
+        settings: Settings,
+        tmp_path: Path,
+        dialect: str,
     ):
         if dialect != "postgresql":
             pytest.skip("several workers need PostgreSQL (SQLite allows one dispatcher)")
         subs = []
         for _ in range(20):
             account = await make_client(session)
-            sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                          exchange=inbox.exchange,
-                                          routing_key=inbox.routing_key)
+            sub = await make_subscription(
+                session,
+                app_state(app).secret_box,
+                account,
+                rabbit_url,
+                exchange=inbox.exchange,
+                routing_key=inbox.routing_key,
+            )
             subs.append(sub.id)
-        workers = [start_worker(settings, tmp_path, f"w{i}",
-                                CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60")
-                   for i in range(2)]
+        workers = [
+            start_worker(settings, tmp_path, f"w{i}", CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60")
+            for i in range(2)
+        ]
         try:
-            await until(lambda: all(started(tmp_path / f"w{i}.log") for i in range(2)),
-                        lambda: "both workers to start: " + "; ".join(
-                            (tmp_path / f"w{i}.log").read_text()[-2000:] for i in range(2)),
-                        timeout=120)
+            await until(
+                lambda: all(started(tmp_path / f"w{i}.log") for i in range(2)),
+                lambda: (
+                    "both workers to start: "
+                    + "; ".join((tmp_path / f"w{i}.log").read_text()[-2000:] for i in range(2))
+                ),
+                timeout=120,
+            )
             expected = await owe_events(session, subs, 20)
-            await until(lambda: len(inbox.received) >= len(expected),
-                        lambda: f"every event, {missing(expected, inbox)} not delivered",
-                        timeout=300)
+            await until(
+                lambda: len(inbox.received) >= len(expected),
+                lambda: f"every event, {missing(expected, inbox)} not delivered",
+                timeout=300,
+            )
             await asyncio.sleep(1.0)  # a late duplicate would show up now
         finally:
             for w in workers:
@@ -158,20 +201,34 @@ class TestTwoWorkers:
 
 class TestWorkerMetrics:
     async def test_a_worker_serves_its_delivery_counts(
-        self, app: FastAPI, session: AsyncSession, inbox: Inbox, rabbit_url: str,
-        settings: Settings, tmp_path: Path,
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        inbox: Inbox,
+        rabbit_url: str,
+        settings: Settings,
+        tmp_path: Path,
     ):
         account = await make_client(session)
-        sub = await make_subscription(session, app_state(app).secret_box, account, rabbit_url,
-                                      exchange=inbox.exchange, routing_key=inbox.routing_key)
+        sub = await make_subscription(
+            session,
+            app_state(app).secret_box,
+            account,
+            rabbit_url,
+            exchange=inbox.exchange,
+            routing_key=inbox.routing_key,
+        )
         expected = await owe_events(session, [sub.id], 3)
         port = free_port()
-        worker = start_worker(settings, tmp_path, "metrics",
-                              CLOUDADMIN_WORKER_METRICS_PORT=str(port))
+        worker = start_worker(
+            settings, tmp_path, "metrics", CLOUDADMIN_WORKER_METRICS_PORT=str(port)
+        )
         try:
-            await until(lambda: {m.message_id for m in inbox.received} >= expected,
-                        lambda: f"every event, {missing(expected, inbox)} not delivered",
-                        timeout=90)
+            await until(
+                lambda: {m.message_id for m in inbox.received} >= expected,
+                lambda: f"every event, {missing(expected, inbox)} not delivered",
+                timeout=90,
+            )
             async with httpx.AsyncClient() as http:
                 scrape = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
         finally:

@@ -31,20 +31,27 @@ async def full_landscape(
     availability. Returns the demo's API keys and the issued token."""
     # With a broker and a mail server the demo also has a subscription and a mail password
     # (neither is connected to here).
-    document, keys = build_demo(amqp_url="amqp://demo:broker-pass@127.0.0.1:5672/%2F",
-                                smtp=("127.0.0.1", 2525))
+    document, keys = build_demo(
+        amqp_url="amqp://demo:broker-pass@127.0.0.1:5672/%2F", smtp=("127.0.0.1", 2525)
+    )
     assert {kind.key for kind in KINDS} <= set(document), "the demo lacks a record kind"
     await load_into(settings, document)
     headers = {"Authorization": f"apikey {keys['client_admin']}"}
     issued = await client.post(
-        "/iam/clients/2001/tokens", headers=headers,
-        json={"name": "CI", "description": "deploys", "exp_date": "2031-01-01T00:00:00Z",
-              "client_user": {"role": {"id": 2, "name": "Users"}}},
+        "/iam/clients/2001/tokens",
+        headers=headers,
+        json={
+            "name": "CI",
+            "description": "deploys",
+            "exp_date": "2031-01-01T00:00:00Z",
+            "client_user": {"role": {"id": 2, "name": "Users"}},
+        },
     )
     assert issued.status_code == 200, issued.text
     token = issued.json()["token"]
-    used = await client.get("/iam/clients/2001/tokens",
-                            headers={"Authorization": f"apikey {token}"})
+    used = await client.get(
+        "/iam/clients/2001/tokens", headers={"Authorization": f"apikey {token}"}
+    )
     assert used.status_code == 200, used.text
     await session.execute(
         update(Client).where(Client.id == 2002).values(service_availability={"CDN": False})

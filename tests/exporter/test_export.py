@@ -26,7 +26,10 @@ from tests.exporter.helpers import export_text, full_landscape
 
 class TestRoundTrip:
     async def test_export_load_export_gives_the_same_bytes(
-        self, settings: Settings, database_url: str, client: httpx.AsyncClient,
+        self,
+        settings: Settings,
+        database_url: str,
+        client: httpx.AsyncClient,
         session: AsyncSession,
     ) -> None:
         await full_landscape(settings, client, session)
@@ -45,7 +48,10 @@ class TestRoundTrip:
         assert all(document[kind.key] for kind in KINDS), {k: len(v) for k, v in document.items()}
 
     async def test_keys_and_secrets_still_work_after_the_round_trip(
-        self, settings: Settings, database_url: str, client: httpx.AsyncClient,
+        self,
+        settings: Settings,
+        database_url: str,
+        client: httpx.AsyncClient,
         session: AsyncSession,
     ) -> None:
         keys = await full_landscape(settings, client, session)
@@ -56,12 +62,14 @@ class TestRoundTrip:
         session.expire_all()
         assert await _stored_secrets(session) == before
         for token in (keys["reseller"], keys["issued"]):
-            r = await client.get("/iam/clients/2001/tokens",
-                                 headers={"Authorization": f"apikey {token}"})
+            r = await client.get(
+                "/iam/clients/2001/tokens", headers={"Authorization": f"apikey {token}"}
+            )
             assert r.status_code == 200, r.text
         box = SecretBox(settings.resolved_secret_key())
-        sealed = (await session.execute(
-            select(AmqpSubscription.connection_string_encrypted))).scalar_one()
+        sealed = (
+            await session.execute(select(AmqpSubscription.connection_string_encrypted))
+        ).scalar_one()
         assert "broker-pass" in box.decrypt(sealed)
 
     async def test_no_secret_is_written_in_clear(
@@ -69,8 +77,11 @@ class TestRoundTrip:
     ) -> None:
         keys = await full_landscape(settings, client, session)
         text = await export_text(settings)
-        for clear in ("demo-mail-password", "broker-pass", *(t.split("_", 1)[1]
-                                                             for t in keys.values())):
+        for clear in (
+            "demo-mail-password",
+            "broker-pass",
+            *(t.split("_", 1)[1] for t in keys.values()),
+        ):
             assert clear not in text
 
     async def test_an_empty_database_gives_empty_lists(
@@ -84,8 +95,7 @@ async def _stored_secrets(session: AsyncSession) -> dict[str, object]:
         "keys": sorted((await session.execute(select(ApiKey.id, ApiKey.secret_hash))).all()),
         "passwords": sorted((await session.execute(select(User.id, User.password_hash))).all()),
         "mail": (await session.execute(select(Branding.mail_password_encrypted))).all(),
-        "amqp": (await session.execute(
-            select(AmqpSubscription.connection_string_encrypted))).all(),
+        "amqp": (await session.execute(select(AmqpSubscription.connection_string_encrypted))).all(),
     }
     await session.rollback()  # on SQLite an open transaction holds the write lock
     return found
@@ -96,9 +106,10 @@ class TestStoredFormsOnLoad:
         self, settings: Settings, app: object
     ) -> None:
         sealed = SecretBox("another-key").encrypt("amqp://u:p@mq.example:5672/")
-        doc = {"clients": [{"id": 5, "email": "a@b.example", "companyName": "A"}],
-               "amqp_subscriptions": [{"id": 1, "client": 5,
-                                       "connection_string_encrypted": sealed}]}
+        doc = {
+            "clients": [{"id": 5, "email": "a@b.example", "companyName": "A"}],
+            "amqp_subscriptions": [{"id": 1, "client": 5, "connection_string_encrypted": sealed}],
+        }
         with pytest.raises(LoadError) as caught:
             await load_into(settings, doc)
         assert [str(p) for p in caught.value.problems] == [
@@ -118,21 +129,33 @@ class TestStoredFormsOnLoad:
 
 
 def export_command(env: dict[str, str], target: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cloudadmin", "export", target],
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "cloudadmin", "export", target],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.slow
 class TestCommand:
     @pytest.fixture
     def env(self, database_url: str, settings: Settings) -> dict[str, str]:
-        return {**os.environ, "CLOUDADMIN_DATABASE_URL": database_url,
-                "CLOUDADMIN_SECRET_KEY": "test-secret-key",
-                "CLOUDADMIN_DATA_DIR": str(settings.data_dir)}
+        return {
+            **os.environ,
+            "CLOUDADMIN_DATABASE_URL": database_url,
+            "CLOUDADMIN_SECRET_KEY": "test-secret-key",
+            "CLOUDADMIN_DATA_DIR": str(settings.data_dir),
+        }
 
     async def test_a_file_is_written_with_a_summary(
-        self, settings: Settings, env: dict[str, str], client: httpx.AsyncClient,
-        session: AsyncSession, tmp_path: Path,
+        self,
+        settings: Settings,
+        env: dict[str, str],
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        tmp_path: Path,
     ) -> None:
         await full_landscape(settings, client, session)
         target = tmp_path / "out.json"
@@ -143,18 +166,26 @@ class TestCommand:
         assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no partial file left
 
     async def test_a_terminal_sees_the_progress(
-        self, settings: Settings, env: dict[str, str], client: httpx.AsyncClient,
-        session: AsyncSession, tmp_path: Path,
+        self,
+        settings: Settings,
+        env: dict[str, str],
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        tmp_path: Path,
     ) -> None:
         await full_landscape(settings, client, session)
         code, screen = await asyncio.to_thread(
-            lambda: run_in_terminal("export", str(tmp_path / "out.json"), env=env))
+            lambda: run_in_terminal("export", str(tmp_path / "out.json"), env=env)
+        )
         assert code == 0, screen
         assert "exporting" in screen and "335/335" in screen and "records/s" in screen, screen
         assert "exported 335 records" in screen
 
     async def test_a_dash_writes_only_the_document_to_stdout(
-        self, settings: Settings, env: dict[str, str], client: httpx.AsyncClient,
+        self,
+        settings: Settings,
+        env: dict[str, str],
+        client: httpx.AsyncClient,
         session: AsyncSession,
     ) -> None:
         await full_landscape(settings, client, session)

@@ -26,9 +26,7 @@ async def base_landscape(session: AsyncSession, box: SecretBox) -> None:
     await session.commit()
 
 
-async def importer_accepts(
-    session: AsyncSession, box: SecretBox, document: dict[str, Any]
-) -> bool:
+async def importer_accepts(session: AsyncSession, box: SecretBox, document: dict[str, Any]) -> bool:
     """Whether `cloudadmin load` accepts ``document`` on top of what is stored; nothing
     of it is kept."""
     try:

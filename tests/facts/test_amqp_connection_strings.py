@@ -34,13 +34,20 @@ CASES = [
 class TestBothDoors:
     @pytest.mark.parametrize(("url", "valid"), CASES)
     async def test_same_outcome(
-        self, client: httpx.AsyncClient, session: AsyncSession, box: SecretBox,
-        url: str, valid: bool,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        box: SecretBox,
+        url: str,
+        valid: bool,
     ) -> None:
         await base_landscape(session, box)
         sub = {"id": 1, "client": 2001, "connection_string": url}
         imported = await importer_accepts(session, box, {"amqp_subscriptions": [sub]})
-        r = await client.post("/cloud/v1/user_actions/subscribe_amqp",
-                              json={"connection_string": url}, headers=auth(CLIENT))
+        r = await client.post(
+            "/cloud/v1/user_actions/subscribe_amqp",
+            json={"connection_string": url},
+            headers=auth(CLIENT),
+        )
         assert r.status_code in (204, 400), r.text
         assert (imported, r.status_code == 204) == (valid, valid), r.text

@@ -30,29 +30,49 @@ CASES = [
 
 
 def account(ident: int, company: str, deleted: bool = False) -> dict[str, Any]:
-    return {"id": ident, "email": f"c{ident}@example.com", "companyName": company,
-            "client_type": "common", "resellers": 1000, "deleted": deleted}
+    return {
+        "id": ident,
+        "email": f"c{ident}@example.com",
+        "companyName": company,
+        "client_type": "common",
+        "resellers": 1000,
+        "deleted": deleted,
+    }
 
 
 class TestBothDoors:
     @pytest.mark.parametrize(("stored", "deleted", "wanted", "refused"), CASES)
     async def test_same_outcome(
-        self, client: httpx.AsyncClient, session: AsyncSession, box: SecretBox,
-        stored: str, deleted: bool, wanted: str, refused: bool,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        box: SecretBox,
+        stored: str,
+        deleted: bool,
+        wanted: str,
+        refused: bool,
     ) -> None:
         await base_landscape(session, box)
         await load_document(session, {"clients": [account(3001, stored, deleted)]}, box)
         await session.commit()
 
         imported = await importer_accepts(session, box, {"clients": [account(3002, wanted)]})
-        renamed = await client.patch("/iam/clients/2001", json={"companyName": wanted},
-                                     headers=auth(OPERATOR))
+        renamed = await client.patch(
+            "/iam/clients/2001", json={"companyName": wanted}, headers=auth(OPERATOR)
+        )
         assert renamed.status_code in (200, 400), renamed.text
-        await client.patch("/iam/clients/2001", json={"companyName": "Shop Ltd"},
-                           headers=auth(OPERATOR))
-        created = await client.post("/iam/users", headers=auth(RESELLER), json={
-            "email": "new@example.com", "password": "Vq8#zL2!mW9$", "company": wanted,
-        })
+        await client.patch(
+            "/iam/clients/2001", json={"companyName": "Shop Ltd"}, headers=auth(OPERATOR)
+        )
+        created = await client.post(
+            "/iam/users",
+            headers=auth(RESELLER),
+            json={
+                "email": "new@example.com",
+                "password": "Vq8#zL2!mW9$",
+                "company": wanted,
+            },
+        )
         assert created.status_code in (201, 400), created.text
         outcomes = (not imported, renamed.status_code == 400, created.status_code == 400)
         assert outcomes == (refused, refused, refused), (renamed.text, created.text)
@@ -82,12 +102,17 @@ class TestFoldedCopy:
         self, client: httpx.AsyncClient, session: AsyncSession, box: SecretBox
     ) -> None:
         await base_landscape(session, box)
-        r = await client.patch("/iam/clients/2001", json={"companyName": "STRAẞE AG"},
-                               headers=auth(OPERATOR))
+        r = await client.patch(
+            "/iam/clients/2001", json={"companyName": "STRAẞE AG"}, headers=auth(OPERATOR)
+        )
         assert r.status_code == 200, r.text
-        folded = dict((await session.execute(
-            select(Client.id, Client.company_name_folded).order_by(Client.id)
-        )).all())
+        folded = dict(
+            (
+                await session.execute(
+                    select(Client.id, Client.company_name_folded).order_by(Client.id)
+                )
+            ).all()
+        )
         await session.commit()
         assert folded == {1000: "acme hosting", 2001: "strasse ag"}
 
@@ -97,15 +122,18 @@ class TestRenameReachesUsers:
         self, client: httpx.AsyncClient, session: AsyncSession, box: SecretBox
     ) -> None:
         await base_landscape(session, box)
-        r = await client.patch("/iam/clients/2001", json={"companyName": "Shop GmbH"},
-                               headers=auth(OPERATOR))
+        r = await client.patch(
+            "/iam/clients/2001", json={"companyName": "Shop GmbH"}, headers=auth(OPERATOR)
+        )
         assert r.status_code == 200, r.text
         assert [u["company"] for u in r.json()["users"]] == ["Shop GmbH"]
         got = await client.get("/iam/clients/2001", headers=auth(OPERATOR))
         assert [u["company"] for u in got.json()["users"]] == ["Shop GmbH"]
-        stored = (await session.execute(
-            select(User.company).where(User.client_id == 2001)
-        )).scalars().all()
+        stored = (
+            (await session.execute(select(User.company).where(User.client_id == 2001)))
+            .scalars()
+            .all()
+        )
         await session.commit()
         assert stored == ["Shop GmbH"]
 
@@ -113,8 +141,9 @@ class TestRenameReachesUsers:
         self, client: httpx.AsyncClient, session: AsyncSession, box: SecretBox
     ) -> None:
         await base_landscape(session, box)
-        r = await client.patch("/iam/clients/2001", json={"companyName": "ACME HOSTING"},
-                               headers=auth(OPERATOR))
+        r = await client.patch(
+            "/iam/clients/2001", json={"companyName": "ACME HOSTING"}, headers=auth(OPERATOR)
+        )
         assert r.status_code == 400, r.text
         got = await client.get("/iam/clients/2001", headers=auth(OPERATOR))
         assert [u["company"] for u in got.json()["users"]] == ["Shop Ltd"]

@@ -49,9 +49,9 @@ async def file_accepts(app: Any, tmp_path: Path, record: dict[str, Any]) -> bool
 
 
 async def stored_row(session: AsyncSession) -> dict[str, Any]:
-    row = (await session.execute(
-        select(PriceCatalogue).execution_options(populate_existing=True)
-    )).scalar_one()
+    row = (
+        await session.execute(select(PriceCatalogue).execution_options(populate_existing=True))
+    ).scalar_one()
     await session.commit()
     return {c.name: getattr(row, c.name) for c in PriceCatalogue.__table__.columns}
 
@@ -59,8 +59,13 @@ async def stored_row(session: AsyncSession) -> dict[str, Any]:
 class TestBothDoors:
     @pytest.mark.parametrize(("record", "valid"), CASES)
     async def test_same_outcome(
-        self, app: Any, session: AsyncSession, box: SecretBox, tmp_path: Path,
-        record: dict[str, Any], valid: bool,
+        self,
+        app: Any,
+        session: AsyncSession,
+        box: SecretBox,
+        tmp_path: Path,
+        record: dict[str, Any],
+        valid: bool,
     ) -> None:
         await base_landscape(session, box)
         imported = await importer_accepts(session, box, {"prices": [record]})

@@ -10,13 +10,37 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.db.models import Client, User, UserActionEvent
 
 EMBEDDED_USER_KEYS = {
-    "id", "email", "name", "lang", "phone", "company", "reseller", "client", "deleted",
-    "groups", "activated", "sso_auth", "two_fa", "auth_types",
+    "id",
+    "email",
+    "name",
+    "lang",
+    "phone",
+    "company",
+    "reseller",
+    "client",
+    "deleted",
+    "groups",
+    "activated",
+    "sso_auth",
+    "two_fa",
+    "auth_types",
 }
 CLIENT_REQUIRED_KEYS = {
-    "id", "email", "name", "status", "companyName", "deleted", "is_test", "has_active_admin",
-    "currentUser", "capabilities", "serviceStatuses", "paidFeatures", "freeFeatures",
-    "entryBaseDomain", "bill_type",
+    "id",
+    "email",
+    "name",
+    "status",
+    "companyName",
+    "deleted",
+    "is_test",
+    "has_active_admin",
+    "currentUser",
+    "capabilities",
+    "serviceStatuses",
+    "paidFeatures",
+    "freeFeatures",
+    "entryBaseDomain",
+    "bill_type",
 }
 SIX_SERVICES = {"CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING"}
 STRONG_PASSWORD = "Correct-Horse-Battery-9"
@@ -41,10 +65,17 @@ async def count(session: AsyncSession, model: Any, *where: Any) -> int:
 
 
 async def events(session: AsyncSession) -> list[dict[str, Any]]:
-    rows = (await session.execute(
-        select(UserActionEvent).order_by(UserActionEvent.id)
-        .execution_options(populate_existing=True)
-    )).scalars().all()
+    rows = (
+        (
+            await session.execute(
+                select(UserActionEvent)
+                .order_by(UserActionEvent.id)
+                .execution_options(populate_existing=True)
+            )
+        )
+        .scalars()
+        .all()
+    )
     await session.commit()
     return [r.body for r in rows]
 

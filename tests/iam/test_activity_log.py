@@ -25,8 +25,9 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 async def entries(session: AsyncSession) -> list[ActivityLogEntry]:
-    return list((await session.execute(
-        select(ActivityLogEntry).order_by(ActivityLogEntry.id))).scalars())
+    return list(
+        (await session.execute(select(ActivityLogEntry).order_by(ActivityLogEntry.id))).scalars()
+    )
 
 
 async def log_of(client: httpx.AsyncClient, token: str, **params: object) -> dict:
@@ -39,8 +40,11 @@ class TestRecording:
     async def test_success_is_recorded_with_every_field(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        r = await client.post(f"{SELLERS}?dry=1", json={"email": "s@x.example", "full_name": "S"},
-                              headers={**auth(ls.reseller), "X-Request-ID": "req-1"})
+        r = await client.post(
+            f"{SELLERS}?dry=1",
+            json={"email": "s@x.example", "full_name": "S"},
+            headers={**auth(ls.reseller), "X-Request-ID": "req-1"},
+        )
         assert r.status_code == 200
         [entry] = await entries(session)
         assert entry.method == "POST"
@@ -60,7 +64,9 @@ class TestRecording:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         body = {
-            "email": "s@x.example", "full_name": "S", "password": "hunter2",
+            "email": "s@x.example",
+            "full_name": "S",
+            "password": "hunter2",
             "privateSettings": {"mailServer": {"password": "mail-pw", "host": "smtp"}},
             "connection_string": "amqp://user:broker-pw@mq.example:5672/vh",
             "api_key": "1_topsecret",
@@ -87,8 +93,12 @@ class TestRecording:
 
     @pytest.mark.parametrize(("path", "status"), [(f"{SELLERS}/999", 404), (f"{SELLERS}/x", 400)])
     async def test_handler_errors_are_recorded(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        path: str, status: int
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        path: str,
+        status: int,
     ):
         assert (await client.get(path, headers=auth(ls.reseller))).status_code == status
         [entry] = await entries(session)
@@ -116,12 +126,29 @@ class TestListing:
         page = await log_of(client, ls.reseller)
         assert set(page) == {"count", "result"}  # next/previous absent at the ends
         assert page["count"] == 3
-        assert [r["path"] for r in page["result"]] == [f"{SELLERS}/3", f"{SELLERS}/2",
-                                                       f"{SELLERS}/1"]
+        assert [r["path"] for r in page["result"]] == [
+            f"{SELLERS}/3",
+            f"{SELLERS}/2",
+            f"{SELLERS}/1",
+        ]
         rec = page["result"][0]
-        assert set(rec) == {"id", "actions", "data", "user_email", "client", "token",
-                            "requested_at", "path", "remote_ip_address", "host", "method",
-                            "query_params", "status_code", "reverted", "user"}
+        assert set(rec) == {
+            "id",
+            "actions",
+            "data",
+            "user_email",
+            "client",
+            "token",
+            "requested_at",
+            "path",
+            "remote_ip_address",
+            "host",
+            "method",
+            "query_params",
+            "status_code",
+            "reverted",
+            "user",
+        }
 
     async def test_pages_with_absolute_links_keeping_params(
         self, client: httpx.AsyncClient, ls: Landscape
@@ -136,8 +163,10 @@ class TestListing:
         assert parse_qs(nxt.query) == {"limit": ["2"], "offset": ["2"], "status_code": ["404"]}
         second = (await client.get(first["next"], headers=auth(ls.reseller))).json()
         assert {r["id"] for r in second["result"]}.isdisjoint({r["id"] for r in first["result"]})
-        assert parse_qs(urlsplit(second["previous"]).query) == {"limit": ["2"],
-                                                                "status_code": ["404"]}
+        assert parse_qs(urlsplit(second["previous"]).query) == {
+            "limit": ["2"],
+            "status_code": ["404"],
+        }
         last = await log_of(client, ls.reseller, limit=2, offset=4, status_code="404")
         assert "next" not in last and len(last["result"]) == 1
 
@@ -152,11 +181,13 @@ class TestListing:
         assert (await log_of(client, ls.client_admin, path=URL))["count"] >= 1
         assert (await log_of(client, ls.client_admin, method="get"))["count"] >= 3
         assert (await log_of(client, ls.client_admin, method="POST"))["count"] == 0
-        assert (await log_of(client, ls.client_admin, token_id=admin_key,
-                             status_code=4))["count"] == 1
+        assert (await log_of(client, ls.client_admin, token_id=admin_key, status_code=4))[
+            "count"
+        ] == 1
         assert (await log_of(client, ls.client_admin, user_id=ls.member_user.id))["count"] == 1
-        assert (await log_of(client, ls.client_admin,
-                             remote_ip_address="203.0.113.7"))["count"] >= 3
+        assert (await log_of(client, ls.client_admin, remote_ip_address="203.0.113.7"))[
+            "count"
+        ] >= 3
         assert (await log_of(client, ls.client_admin, remote_ip_address="10.0.0.1"))["count"] == 0
         future = (utcnow() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
         past = (utcnow() - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
@@ -164,10 +195,17 @@ class TestListing:
         assert (await log_of(client, ls.client_admin, max_requested_at=past))["count"] == 0
         assert (await log_of(client, ls.client_admin, min_requested_at=past))["count"] >= 3
 
-    @pytest.mark.parametrize(("param", "value"), [
-        ("status_code", "abc"), ("status_code", "6"), ("min_requested_at", "yesterday"),
-        ("limit", "1001"), ("offset", "-1"), ("user_id", "x"),
-    ])
+    @pytest.mark.parametrize(
+        ("param", "value"),
+        [
+            ("status_code", "abc"),
+            ("status_code", "6"),
+            ("min_requested_at", "yesterday"),
+            ("limit", "1001"),
+            ("offset", "-1"),
+            ("user_id", "x"),
+        ],
+    )
     async def test_bad_filter_is_400_naming_it(
         self, client: httpx.AsyncClient, ls: Landscape, param: str, value: str
     ):
@@ -178,8 +216,13 @@ class TestListing:
 
 class TestScoping:
     async def _traffic(self, client: httpx.AsyncClient, ls: Landscape) -> None:
-        for token in (ls.operator, ls.reseller, ls.other_reseller, ls.client_admin,
-                      ls.client_member):
+        for token in (
+            ls.operator,
+            ls.reseller,
+            ls.other_reseller,
+            ls.client_admin,
+            ls.client_member,
+        ):
             await client.get(f"{SELLERS}/1", headers=auth(token))
 
     async def test_member_sees_only_own_requests(self, client: httpx.AsyncClient, ls: Landscape):

@@ -26,12 +26,18 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 async def rows_of(session: AsyncSession, ls: Landscape) -> list[ActivityLogEntry]:
-    rows = (await session.execute(
-        select(ActivityLogEntry)
-        .where(ActivityLogEntry.client_id == ls.reseller_account.id)
-        .order_by(ActivityLogEntry.id)
-        .execution_options(populate_existing=True)
-    )).scalars().all()
+    rows = (
+        (
+            await session.execute(
+                select(ActivityLogEntry)
+                .where(ActivityLogEntry.client_id == ls.reseller_account.id)
+                .order_by(ActivityLogEntry.id)
+                .execution_options(populate_existing=True)
+            )
+        )
+        .scalars()
+        .all()
+    )
     await session.commit()
     return list(rows)
 
@@ -42,32 +48,72 @@ BAD_BYTES: list[tuple[str, str, str, bytes | None, int]] = [
     ("NUL in a path parameter", "GET", f"{SELLERS}/%00", None, 400),
     ("NUL in query value", "GET", f"{LOG}?path=a%00b", None, 400),
     ("NUL in query name", "GET", f"{LOG}?a%00b=1", None, 400),
-    ("NUL in body", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "a\\u0000b"}', 400),
-    ("lone surrogate in body, checked field", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "a\\ud800"}', 400),
-    ("lone surrogate in body, ignored field", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "S", "note": "\\udc00"}', 400),
-    ("lone surrogate as raw UTF-8 bytes", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "S", "note": "\xed\xb0\x80"}', 400),
-    ("invalid UTF-8 in body", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "\xff\xfe"}', 400),
-    ("NUL byte in body", "POST", SELLERS,
-     b'{"email": "n@sales.example", "full_name": "a\x00b"}', 400),
+    (
+        "NUL in body",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "a\\u0000b"}',
+        400,
+    ),
+    (
+        "lone surrogate in body, checked field",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "a\\ud800"}',
+        400,
+    ),
+    (
+        "lone surrogate in body, ignored field",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "S", "note": "\\udc00"}',
+        400,
+    ),
+    (
+        "lone surrogate as raw UTF-8 bytes",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "S", "note": "\xed\xb0\x80"}',
+        400,
+    ),
+    (
+        "invalid UTF-8 in body",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "\xff\xfe"}',
+        400,
+    ),
+    (
+        "NUL byte in body",
+        "POST",
+        SELLERS,
+        b'{"email": "n@sales.example", "full_name": "a\x00b"}',
+        400,
+    ),
     ("malformed JSON", "POST", SELLERS, b'{"email": ', 400),
 ]
 
 
 class TestEveryBadByteIsLogged:
-    @pytest.mark.parametrize(("method", "url", "content", "status"),
-                             [c[1:] for c in BAD_BYTES], ids=[c[0] for c in BAD_BYTES])
+    @pytest.mark.parametrize(
+        ("method", "url", "content", "status"),
+        [c[1:] for c in BAD_BYTES],
+        ids=[c[0] for c in BAD_BYTES],
+    )
     async def test_one_row_for_the_caller(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
-        method: str, url: str, content: bytes | None, status: int,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        method: str,
+        url: str,
+        content: bytes | None,
+        status: int,
     ):
         before = await rows_of(session, ls)
-        r = await client.request(method, url, content=content,
-                                 headers={**auth(ls.reseller), **JSON})
+        r = await client.request(
+            method, url, content=content, headers={**auth(ls.reseller), **JSON}
+        )
         assert r.status_code == status, r.text
         after = await rows_of(session, ls)
         assert len(after) == len(before) + 1, (r.status_code, r.text)
@@ -112,8 +158,9 @@ class TestWhatIsStored:
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
         key_id = ls.reseller.split("_")[0]
-        r = await client.post(SELLERS, content=b'{"email": ',
-                              headers={**auth(f"{key_id}_wrong"), **JSON})
+        r = await client.post(
+            SELLERS, content=b'{"email": ', headers={**auth(f"{key_id}_wrong"), **JSON}
+        )
         assert r.status_code == 400
         assert await rows_of(session, ls) == []
 
@@ -121,8 +168,10 @@ class TestWhatIsStored:
         self, app: Any, session: AsyncSession, ls: Landscape
     ):
         # Servers refuse NUL in headers; an ASGI caller can still send one.
-        scope_headers = [(b"host", b"te\x00st"), (b"authorization",
-                                                  f"apikey {ls.reseller}".encode())]
+        scope_headers = [
+            (b"host", b"te\x00st"),
+            (b"authorization", f"apikey {ls.reseller}".encode()),
+        ]
         sent: list[dict[str, Any]] = []
 
         async def receive() -> dict[str, Any]:
@@ -131,12 +180,21 @@ class TestWhatIsStored:
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)
 
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": "GET", "scheme": "http", "path": LOG, "raw_path": LOG.encode(),
-                 "query_string": b"", "root_path": "", "headers": scope_headers,
-                 "client": ("203.0.113.7", 1), "server": ("testserver", 80)}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": LOG,
+            "raw_path": LOG.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": scope_headers,
+            "client": ("203.0.113.7", 1),
+            "server": ("testserver", 80),
+        }
         await app(scope, receive, send)
         assert sent[0]["status"] == 200
         [row] = await rows_of(session, ls)
         assert row.host == "te\ufffdst"
-

@@ -25,8 +25,11 @@ async def logged(client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     """One logged request per kind of caller: caller name -> entry id."""
     for name in CALLERS:
         await client.get(f"{SELLERS}/1", headers=auth(getattr(ls, name)))
-    rows = (await session.execute(
-        select(ActivityLogEntry.id).order_by(ActivityLogEntry.id))).scalars().all()
+    rows = (
+        (await session.execute(select(ActivityLogEntry.id).order_by(ActivityLogEntry.id)))
+        .scalars()
+        .all()
+    )
     await session.commit()
     return dict(zip(CALLERS, rows, strict=True))
 
@@ -51,8 +54,9 @@ class TestGetRequest:
     ):
         r = await get(client, ls.client_admin, logged["client_member"])
         assert r.status_code == 200, r.text
-        listed = (await client.get(URL, params={"limit": 1000},
-                                   headers=auth(ls.client_admin))).json()["result"]
+        listed = (
+            await client.get(URL, params={"limit": 1000}, headers=auth(ls.client_admin))
+        ).json()["result"]
         [same] = [e for e in listed if e["id"] == logged["client_member"]]
         assert r.json() == same
         assert r.json()["user"] == ls.member_user.id
@@ -71,16 +75,23 @@ class TestGetRequest:
                 assert r.json()["message"] == "Request not found."
 
     async def test_reading_an_entry_is_itself_logged(
-        self, client: httpx.AsyncClient, ls: Landscape, logged: dict[str, int],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        logged: dict[str, int],
         session: AsyncSession,
     ):
         await get(client, ls.reseller, logged["reseller"])
-        last = (await session.execute(
-            select(ActivityLogEntry).order_by(ActivityLogEntry.id.desc()).limit(1)
-        )).scalar_one()
+        last = (
+            await session.execute(
+                select(ActivityLogEntry).order_by(ActivityLogEntry.id.desc()).limit(1)
+            )
+        ).scalar_one()
         await session.commit()
         assert (last.actions, last.path) == (
-            "get_activity_log_request", f"{URL}/{logged['reseller']}")
+            "get_activity_log_request",
+            f"{URL}/{logged['reseller']}",
+        )
 
     async def test_missing_id_is_404(self, client: httpx.AsyncClient, ls: Landscape):
         r = await get(client, ls.operator, 2**63 - 1)

@@ -24,8 +24,9 @@ class TestBlobDir:
         transport = httpx.ASGITransport(app=configured)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             logo = raster("PNG")
-            r = await c.post(UPLOAD, headers=auth(ls.reseller),
-                             files={"logo": ("l.png", logo, "image/png")})
+            r = await c.post(
+                UPLOAD, headers=auth(ls.reseller), files={"logo": ("l.png", logo, "image/png")}
+            )
         await app_state(configured).engine.dispose()
         assert r.status_code == 200, r.text
         name = r.json()["publicSettings"]["logo"].rsplit("/", 1)[1]

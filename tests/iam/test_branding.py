@@ -31,33 +31,52 @@ def raster(fmt: str, size: tuple[int, int] = (32, 32)) -> bytes:
     return buf.getvalue()
 
 
-CLEAN_SVG = (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" '
-             b'height="10"><rect width="10" height="10" fill="#c00"/></svg>')
+CLEAN_SVG = (
+    b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" '
+    b'height="10"><rect width="10" height="10" fill="#c00"/></svg>'
+)
 SCRIPTED_SVGS = {
     "script element": b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
     "event handler": b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
-    "javascript link": (b'<svg xmlns="http://www.w3.org/2000/svg" '
-                        b'xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href=" javascript:'
-                        b'alert(1)"><rect width="5" height="5"/></a></svg>'),
-    "foreign object": (b'<svg xmlns="http://www.w3.org/2000/svg"><foreignObject>'
-                       b'<body xmlns="http://www.w3.org/1999/xhtml">x</body></foreignObject>'
-                       b'</svg>'),
-    "entities": (b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaa">]>'
-                 b'<svg xmlns="http://www.w3.org/2000/svg">&a;</svg>'),
+    "javascript link": (
+        b'<svg xmlns="http://www.w3.org/2000/svg" '
+        b'xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href=" javascript:'
+        b'alert(1)"><rect width="5" height="5"/></a></svg>'
+    ),
+    "foreign object": (
+        b'<svg xmlns="http://www.w3.org/2000/svg"><foreignObject>'
+        b'<body xmlns="http://www.w3.org/1999/xhtml">x</body></foreignObject>'
+        b"</svg>"
+    ),
+    "entities": (
+        b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaa">]>'
+        b'<svg xmlns="http://www.w3.org/2000/svg">&a;</svg>'
+    ),
 }
 
 
 def full_body(**mail: object) -> dict[str, object]:
-    mail_server: dict[str, object] = {"tls": True, "host": "smtp.acme.example", "port": "587",
-                                      "login": "mailer", "password": "smtp-Secret-1"}
+    mail_server: dict[str, object] = {
+        "tls": True,
+        "host": "smtp.acme.example",
+        "port": "587",
+        "login": "mailer",
+        "password": "smtp-Secret-1",
+    }
     mail_server.update(mail)
     return {
         "domain": "Acme.example",
         "publicSettings": {
-            "showApiDoc": True, "showStatusPage": "false", "showKnowledgeBase": False,
-            "showTickets": True, "brandName": "Acme Cloud", "fromEmail": "noreply@acme.example",
-            "websiteLink": "https://acme.example", "supportEmail": "help@acme.example",
-            "supportPhone": "+1 555 0100", "agreementLink": "https://acme.example/terms",
+            "showApiDoc": True,
+            "showStatusPage": "false",
+            "showKnowledgeBase": False,
+            "showTickets": True,
+            "brandName": "Acme Cloud",
+            "fromEmail": "noreply@acme.example",
+            "websiteLink": "https://acme.example",
+            "supportEmail": "help@acme.example",
+            "supportPhone": "+1 555 0100",
+            "agreementLink": "https://acme.example/terms",
             "entryBaseDomain": "panel.acme.example",
             "colors": {"header": "#000000", "primary": "#ff0000", "headerText": "#ffffff"},
         },
@@ -68,9 +87,13 @@ def full_body(**mail: object) -> dict[str, object]:
 async def stored(session: AsyncSession, reseller_id: int) -> Branding | None:
     from sqlalchemy import select
 
-    row = (await session.execute(
-        select(Branding).where(Branding.reseller_id == reseller_id)
-        .execution_options(populate_existing=True))).scalar_one_or_none()
+    row = (
+        await session.execute(
+            select(Branding)
+            .where(Branding.reseller_id == reseller_id)
+            .execution_options(populate_existing=True)
+        )
+    ).scalar_one_or_none()
     await session.commit()
     return row
 
@@ -88,8 +111,13 @@ class TestGetSettings:
         assert public["showApiDoc"] is True and public["showStatusPage"] == "true"
         assert public["showKnowledgeBase"] is True and public["showTickets"] is True
         # Unset optional strings are left out (the provider types them as strings, not null).
-        assert set(public) == {"showApiDoc", "showStatusPage", "showKnowledgeBase",
-                               "showTickets", "colors"}
+        assert set(public) == {
+            "showApiDoc",
+            "showStatusPage",
+            "showKnowledgeBase",
+            "showTickets",
+            "colors",
+        }
         assert public["colors"] == {}
         assert got["privateSettings"]["mailServer"] == {"tls": False}
 
@@ -98,8 +126,7 @@ class TestGetSettings:
     ):
         r = await client.get(SETTINGS, headers=auth(ls.operator))
         assert r.status_code == 200
-        assert r.json()["reseller"] not in (ls.reseller_account.id,
-                                            ls.other_reseller_account.id)
+        assert r.json()["reseller"] not in (ls.reseller_account.id, ls.other_reseller_account.id)
 
     async def test_operator_outside_a_reseller_account_is_forbidden(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
@@ -123,7 +150,10 @@ class TestGetSettings:
 
 class TestReplaceSettings:
     async def test_round_trip_with_the_password_encrypted_and_masked(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
         settings: Settings,
     ):
         r = await client.put(SETTINGS, json=full_body(), headers=auth(ls.reseller))
@@ -136,8 +166,12 @@ class TestReplaceSettings:
         assert got["publicSettings"]["showStatusPage"] == "false"
         assert got["publicSettings"]["colors"]["headerText"] == "#ffffff"
         assert got["privateSettings"]["mailServer"] == {
-            "tls": True, "host": "smtp.acme.example", "port": "587", "login": "mailer",
-            "password": MASK}
+            "tls": True,
+            "host": "smtp.acme.example",
+            "port": "587",
+            "login": "mailer",
+            "password": MASK,
+        }
         row = await stored(session, ls.reseller_account.id)
         assert "smtp-Secret-1" not in str(row.mail_server)
         assert "smtp-Secret-1" not in row.mail_password_encrypted
@@ -149,8 +183,11 @@ class TestReplaceSettings:
     ):
         await client.put(SETTINGS, json=full_body(), headers=auth(ls.reseller))
         before = (await stored(session, ls.reseller_account.id)).mail_password_encrypted
-        r = await client.put(SETTINGS, json=full_body(password=MASK, host="smtp2.acme.example"),
-                             headers=auth(ls.reseller))
+        r = await client.put(
+            SETTINGS,
+            json=full_body(password=MASK, host="smtp2.acme.example"),
+            headers=auth(ls.reseller),
+        )
         assert r.json()["privateSettings"]["mailServer"]["password"] == MASK
         assert (await stored(session, ls.reseller_account.id)).mail_password_encrypted == before
         r = await client.put(SETTINGS, json=full_body(password=None), headers=auth(ls.reseller))
@@ -171,15 +208,17 @@ class TestReplaceSettings:
             (("publicSettings", "fromEmail"), "nope", "publicSettings.fromEmail"),
             (("publicSettings", "showApiDoc"), "perhaps", "publicSettings.showApiDoc"),
             (("publicSettings", "websiteLink"), "ftp://x", "publicSettings.websiteLink"),
-            (("privateSettings", "mailServer", "port"), "70000",
-             "privateSettings.mailServer.port"),
-            (("privateSettings", "mailServer", "port"), "smtp",
-             "privateSettings.mailServer.port"),
+            (("privateSettings", "mailServer", "port"), "70000", "privateSettings.mailServer.port"),
+            (("privateSettings", "mailServer", "port"), "smtp", "privateSettings.mailServer.port"),
             (("domain",), "not a domain!", "domain"),
         ],
     )
     async def test_invalid_value_is_400_naming_it(
-        self, client: httpx.AsyncClient, ls: Landscape, path: tuple[str, ...], value: object,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        path: tuple[str, ...],
+        value: object,
         field: str,
     ):
         body = full_body()
@@ -227,10 +266,14 @@ class TestUpload:
         self, client: httpx.AsyncClient, ls: Landscape, settings: Settings
     ):
         logo, favicon = raster("PNG"), raster("ICO", (16, 16))
-        r = await client.post(UPLOAD, headers=auth(ls.reseller), files={
-            "logo": ("logo.png", logo, "image/png"),
-            "favicon": ("favicon.ico", favicon, "image/x-icon"),
-        })
+        r = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={
+                "logo": ("logo.png", logo, "image/png"),
+                "favicon": ("favicon.ico", favicon, "image/x-icon"),
+            },
+        )
         assert r.status_code == 200, r.text
         public = r.json()["publicSettings"]
         assert public["logo"].startswith("http://testserver/iam/reselling/files/")
@@ -250,12 +293,18 @@ class TestUpload:
     async def test_parts_are_uploaded_separately_and_keep_each_other(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        first = await client.post(UPLOAD, headers=auth(ls.reseller),
-                                  files={"logo": ("l.jpg", raster("JPEG"), "image/jpeg")})
+        first = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={"logo": ("l.jpg", raster("JPEG"), "image/jpeg")},
+        )
         assert first.status_code == 200, first.text
         assert first.json()["publicSettings"]["logo"].endswith(".jpg")
-        second = await client.post(UPLOAD, headers=auth(ls.reseller),
-                                   files={"favicon": ("f.png", raster("PNG"), "image/png")})
+        second = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={"favicon": ("f.png", raster("PNG"), "image/png")},
+        )
         assert second.status_code == 200
         public = second.json()["publicSettings"]
         assert public["logo"] == first.json()["publicSettings"]["logo"]
@@ -264,8 +313,11 @@ class TestUpload:
     async def test_clean_svg_logo_is_served_sandboxed(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.post(UPLOAD, headers=auth(ls.reseller),
-                              files={"logo": ("logo.svg", CLEAN_SVG, "image/svg+xml")})
+        r = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={"logo": ("logo.svg", CLEAN_SVG, "image/svg+xml")},
+        )
         assert r.status_code == 200, r.text
         served = await client.get(r.json()["publicSettings"]["logo"])
         assert served.content == CLEAN_SVG
@@ -276,8 +328,11 @@ class TestUpload:
     async def test_svg_with_scripts_is_refused(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, kind: str
     ):
-        r = await client.post(UPLOAD, headers=auth(ls.reseller),
-                              files={"logo": ("logo.svg", SCRIPTED_SVGS[kind], "image/svg+xml")})
+        r = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={"logo": ("logo.svg", SCRIPTED_SVGS[kind], "image/svg+xml")},
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["logo"]
         assert await stored(session, ls.reseller_account.id) is None
@@ -295,37 +350,56 @@ class TestUpload:
         ],
     )
     async def test_content_that_is_not_an_accepted_image_is_400(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, part: str,
-        filename: str, content: bytes,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        part: str,
+        filename: str,
+        content: bytes,
     ):
-        r = await client.post(UPLOAD, headers=auth(ls.reseller),
-                              files={part: (filename, content, "image/png")})
+        r = await client.post(
+            UPLOAD, headers=auth(ls.reseller), files={part: (filename, content, "image/png")}
+        )
         assert r.status_code == 400, r.text
         assert r.json()["exception_class"] == "ValidationError"
         assert list(r.json()["errors"]) == [part]
         assert await stored(session, ls.reseller_account.id) is None
 
-    @pytest.mark.parametrize(("part", "size"), [("logo", 4 * 1024 * 1024),
-                                                ("favicon", 1024 * 1024)])
+    @pytest.mark.parametrize(
+        ("part", "size"), [("logo", 4 * 1024 * 1024), ("favicon", 1024 * 1024)]
+    )
     async def test_oversized_file_is_413(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, part: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        part: str,
         size: int,
     ):
         content = raster("PNG") + b"\x00" * size
-        r = await client.post(UPLOAD, headers=auth(ls.reseller),
-                              files={part: ("big.png", content, "image/png")})
+        r = await client.post(
+            UPLOAD, headers=auth(ls.reseller), files={part: ("big.png", content, "image/png")}
+        )
         assert r.status_code == 413
         assert r.json()["exception_class"] == "PayloadTooLarge"
         assert await stored(session, ls.reseller_account.id) is None
 
     async def test_a_bad_part_stores_nothing_of_the_good_one(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
         settings: Settings,
     ):
-        r = await client.post(UPLOAD, headers=auth(ls.reseller), files={
-            "logo": ("logo.png", raster("PNG"), "image/png"),
-            "favicon": ("favicon.ico", b"nope", "image/x-icon"),
-        })
+        r = await client.post(
+            UPLOAD,
+            headers=auth(ls.reseller),
+            files={
+                "logo": ("logo.png", raster("PNG"), "image/png"),
+                "favicon": ("favicon.ico", b"nope", "image/x-icon"),
+            },
+        )
         assert r.status_code == 400
         assert await stored(session, ls.reseller_account.id) is None
         assert not (settings.data_dir / "blobs" / "branding").exists()
@@ -335,9 +409,7 @@ class TestUpload:
         assert r.status_code == 400
         assert set(r.json()["errors"]) == {"logo", "favicon"}
 
-    async def test_json_instead_of_multipart_is_415(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
+    async def test_json_instead_of_multipart_is_415(self, client: httpx.AsyncClient, ls: Landscape):
         r = await client.post(UPLOAD, headers=auth(ls.reseller), json={"logo": "x"})
         assert r.status_code == 415
 
@@ -345,15 +417,19 @@ class TestUpload:
     async def test_client_callers_are_forbidden(
         self, client: httpx.AsyncClient, ls: Landscape, who: str
     ):
-        r = await client.post(UPLOAD, headers=auth(getattr(ls, who)),
-                              files={"logo": ("l.png", raster("PNG"), "image/png")})
+        r = await client.post(
+            UPLOAD,
+            headers=auth(getattr(ls, who)),
+            files={"logo": ("l.png", raster("PNG"), "image/png")},
+        )
         assert r.status_code == 403
 
     async def test_records_one_event(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        await client.post(UPLOAD, headers=auth(ls.reseller),
-                          files={"logo": ("l.png", raster("PNG"), "image/png")})
+        await client.post(
+            UPLOAD, headers=auth(ls.reseller), files={"logo": ("l.png", raster("PNG"), "image/png")}
+        )
         found = await events(session)
         assert [(e["action_type"], e["api_group"]) for e in found] == [("upload", "branding")]
         assert found[0]["action_data"]["logo"]["content_type"] == "image/png"

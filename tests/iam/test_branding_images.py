@@ -52,9 +52,12 @@ def png(width: int, height: int) -> bytes:
     row = b"\x00" * (1 + (width + 7) // 8)  # filter byte, then the packed pixels
     packer = zlib.compressobj(9)
     idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
-    return (b"\x89PNG\r\n\x1a\n"
-            + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
-            + _chunk(b"IDAT", idat) + _chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
+        + _chunk(b"IDAT", idat)
+        + _chunk(b"IEND", b"")
+    )
 
 
 def bmp_frame(width: int, height: int) -> bytes:
@@ -68,8 +71,7 @@ def ico(*frames: bytes) -> bytes:
     offset = 6 + 16 * len(frames)
     directory, body = b"", b""
     for frame in frames:
-        directory += struct.pack("<BBBBHHII", 0, 0, 0, 0, 1, 32, len(frame),
-                                 offset + len(body))
+        directory += struct.pack("<BBBBHHII", 0, 0, 0, 0, 1, 32, len(frame), offset + len(body))
         body += frame
     return struct.pack("<HHH", 0, 1, len(frames)) + directory + body
 
@@ -78,10 +80,14 @@ def jpeg(size: tuple[int, int]) -> bytes:
     return raster("JPEG", size)
 
 
-async def upload(client: httpx.AsyncClient, ls: Landscape, part: str,
-                 content: bytes) -> httpx.Response:
-    return await client.post(UPLOAD, headers=auth(ls.reseller),
-                             files={part: (f"{part}.bin", content, "application/octet-stream")})
+async def upload(
+    client: httpx.AsyncClient, ls: Landscape, part: str, content: bytes
+) -> httpx.Response:
+    return await client.post(
+        UPLOAD,
+        headers=auth(ls.reseller),
+        files={part: (f"{part}.bin", content, "application/octet-stream")},
+    )
 
 
 def refusal(r: httpx.Response, part: str) -> str:
@@ -96,7 +102,9 @@ PIXEL_BOMBS = {
     "ICO wrapping a 9000x9000 PNG": ("favicon", lambda: ico(png(HUGE, HUGE))),
     "ICO with a 9000x9000 BMP frame": ("favicon", lambda: ico(bmp_frame(HUGE, HUGE))),
     "ICO with a small frame, then a huge one": (
-        "favicon", lambda: ico(png(16, 16), png(HUGE, HUGE))),
+        "favicon",
+        lambda: ico(png(16, 16), png(HUGE, HUGE)),
+    ),
     "PNG favicon of 9000x9000": ("favicon", lambda: png(HUGE, HUGE)),
     "PNG logo of 9000x9000": ("logo", lambda: png(HUGE, HUGE)),
     "PNG logo one pixel over the default cap": ("logo", lambda: png(2049, 2048)),
@@ -106,8 +114,12 @@ PIXEL_BOMBS = {
 class TestPixelBombs:
     @pytest.mark.parametrize("kind", list(PIXEL_BOMBS))
     async def test_refused_from_the_headers_before_pillow_opens_it(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        pillow_opens: list[object], kind: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        pillow_opens: list[object],
+        kind: str,
     ):
         part, build = PIXEL_BOMBS[kind]
         content = build()
@@ -135,31 +147,42 @@ class TestPixelCapSetting:
     CAP = 64 * 64
 
     @pytest.fixture
-    def settings(self, database_url: str, tmp_path: Path,
-                 monkeypatch: pytest.MonkeyPatch) -> Settings:
+    def settings(
+        self, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> Settings:
         # The app sets Pillow's process-wide cap; put it back for the tests that follow.
         monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", Image.MAX_IMAGE_PIXELS)
-        return Settings(database_url=database_url, secret_key="test-secret-key",
-                        data_dir=tmp_path / "data", max_image_pixels=self.CAP)
+        return Settings(
+            database_url=database_url,
+            secret_key="test-secret-key",
+            data_dir=tmp_path / "data",
+            max_image_pixels=self.CAP,
+        )
 
     async def test_is_pillows_own_cap(self, app: object):
         assert Image.MAX_IMAGE_PIXELS == self.CAP
 
-    @pytest.mark.parametrize(("part", "content"), [
-        ("logo", raster("PNG", (64, 64))),
-        ("logo", jpeg((64, 64))),
-        ("favicon", raster("ICO", (64, 64))),
-    ])
+    @pytest.mark.parametrize(
+        ("part", "content"),
+        [
+            ("logo", raster("PNG", (64, 64))),
+            ("logo", jpeg((64, 64))),
+            ("favicon", raster("ICO", (64, 64))),
+        ],
+    )
     async def test_at_the_cap_is_accepted(
         self, client: httpx.AsyncClient, ls: Landscape, part: str, content: bytes
     ):
         assert (await upload(client, ls, part, content)).status_code == 200
 
-    @pytest.mark.parametrize(("part", "content"), [
-        ("logo", raster("PNG", (65, 64))),
-        ("favicon", ico(raster("PNG", (65, 64)))),
-        ("favicon", ico(bmp_frame(65, 64))),
-    ])
+    @pytest.mark.parametrize(
+        ("part", "content"),
+        [
+            ("logo", raster("PNG", (65, 64))),
+            ("favicon", ico(raster("PNG", (65, 64)))),
+            ("favicon", ico(bmp_frame(65, 64))),
+        ],
+    )
     async def test_one_pixel_over_is_refused(
         self, client: httpx.AsyncClient, ls: Landscape, part: str, content: bytes
     ):
@@ -175,8 +198,9 @@ class TestPixelCapSetting:
 
 
 def svg(body: str, *namespaces: str, prolog: str = "") -> bytes:
-    return (f'{prolog}<svg {" ".join((SVG_NS, *namespaces))} width="10" height="10">'
-            f"{body}</svg>").encode()
+    return (
+        f'{prolog}<svg {" ".join((SVG_NS, *namespaces))} width="10" height="10">{body}</svg>'
+    ).encode()
 
 
 def link(href: str) -> bytes:
@@ -192,81 +216,123 @@ HOSTILE_SVGS: dict[str, tuple[bytes, str]] = {
     "javascript: in mixed case": (link("JaVaScRiPt:alert(1)"), OUTSIDE),
     "javascript: with a newline inside": (link("java&#10;script:alert(1)"), OUTSIDE),
     "javascript: in xlink:href": (
-        svg('<a xlink:href="&#x6A;avascript:alert(1)"><rect width="5" height="5"/></a>',
-            XLINK_NS), OUTSIDE),
+        svg('<a xlink:href="&#x6A;avascript:alert(1)"><rect width="5" height="5"/></a>', XLINK_NS),
+        OUTSIDE,
+    ),
     "vbscript:": (link("vbscript:msgbox(1)"), OUTSIDE),
-    "data:text/html link": (link("data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"),
-                            OUTSIDE),
+    "data:text/html link": (link("data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"), OUTSIDE),
     "data:image/svg+xml image": (
-        svg('<image href="data:image/svg+xml;base64,'
-            + base64.b64encode(b"<svg onload='alert(1)'/>").decode() + '"/>'), OUTSIDE),
+        svg(
+            '<image href="data:image/svg+xml;base64,'
+            + base64.b64encode(b"<svg onload='alert(1)'/>").decode()
+            + '"/>'
+        ),
+        OUTSIDE,
+    ),
     "external image": (svg('<image href="https://evil.example/track.png"/>'), OUTSIDE),
     "external feImage": (
-        svg('<filter id="f"><feImage href="//evil.example/x.png"/></filter>'), OUTSIDE),
+        svg('<filter id="f"><feImage href="//evil.example/x.png"/></filter>'),
+        OUTSIDE,
+    ),
     "external use": (svg('<use href="https://evil.example/sprite.svg#a"/>'), OUTSIDE),
     "relative external use": (svg('<use xlink:href="sprite.svg#a"/>', XLINK_NS), OUTSIDE),
     "animate writing href": (
-        svg('<a href="#x"><animate attributeName="href" values="javascript:alert(1)"/>'
-            '<rect width="5" height="5"/></a>'), "an animation that writes href (<animate>)"),
+        svg(
+            '<a href="#x"><animate attributeName="href" values="javascript:alert(1)"/>'
+            '<rect width="5" height="5"/></a>'
+        ),
+        "an animation that writes href (<animate>)",
+    ),
     "set writing xlink:href": (
-        svg('<a><set attributeName="xlink:href" to="javascript:alert(1)"/>'
-            '<rect width="5" height="5"/></a>'), "an animation that writes href (<set>)"),
+        svg(
+            '<a><set attributeName="xlink:href" to="javascript:alert(1)"/>'
+            '<rect width="5" height="5"/></a>'
+        ),
+        "an animation that writes href (<set>)",
+    ),
     "animateTransform aimed at href": (
         svg('<a><animateTransform attributeName=" href" to="#x"/></a>'),
-        "an animation that writes href (<animatetransform>)"),
+        "an animation that writes href (<animatetransform>)",
+    ),
     "CSS url() in <style>": (
         svg("<style>rect { fill: url(https://evil.example/p.svg#g) }</style>"),
-        "a CSS url() outside the document (<style>)"),
+        "a CSS url() outside the document (<style>)",
+    ),
     "CSS url() written with escapes": (
         svg("<style>rect { fill: u\\72l(https://evil.example/p) }</style>"),
-        "a CSS url() outside the document"),
+        "a CSS url() outside the document",
+    ),
     "CSS url() in style=": (
-        svg("<rect style=\"fill: url('//evil.example/p.svg#g')\" width=\"5\" height=\"5\"/>"),
-        "a CSS url() outside the document (<rect style>)"),
+        svg('<rect style="fill: url(\'//evil.example/p.svg#g\')" width="5" height="5"/>'),
+        "a CSS url() outside the document (<rect style>)",
+    ),
     "CSS url() in a presentation attribute": (
         svg('<rect fill="url(https://evil.example/p.svg#g)" width="5" height="5"/>'),
-        "a CSS url() outside the document (<rect fill>)"),
+        "a CSS url() outside the document (<rect fill>)",
+    ),
     "CSS image-set()": (
-        svg('<rect style="background: image-set(&quot;https://evil.example/x.png&quot; 1x)"'
-            ' width="5" height="5"/>'), "a CSS image-set() outside the document"),
-    "@import in <style>": (svg('<style>@import "https://evil.example/x.css";</style>'),
-                           "a CSS @import (<style>)"),
-    "@import written with escapes": (svg("<style>@\\69mport 'x.css';</style>"),
-                                     "a CSS @import"),
+        svg(
+            '<rect style="background: image-set(&quot;https://evil.example/x.png&quot; 1x)"'
+            ' width="5" height="5"/>'
+        ),
+        "a CSS image-set() outside the document",
+    ),
+    "@import in <style>": (
+        svg('<style>@import "https://evil.example/x.css";</style>'),
+        "a CSS @import (<style>)",
+    ),
+    "@import written with escapes": (svg("<style>@\\69mport 'x.css';</style>"), "a CSS @import"),
     "@import in style=": (svg('<g style="@import url(x.css)"/>'), "a CSS @import"),
     "XInclude": (
-        svg('<xi:include href="file:///etc/passwd" parse="text"/>',
-            'xmlns:xi="http://www.w3.org/2001/XInclude"'), "an XInclude"),
-    "xml:base": (svg('<g xml:base="https://evil.example/"><use href="#a"/></g>'),
-                 "an xml:base"),
+        svg(
+            '<xi:include href="file:///etc/passwd" parse="text"/>',
+            'xmlns:xi="http://www.w3.org/2001/XInclude"',
+        ),
+        "an XInclude",
+    ),
+    "xml:base": (svg('<g xml:base="https://evil.example/"><use href="#a"/></g>'), "an xml:base"),
     "script element": (svg("<script>alert(1)</script>"), "a <script> element"),
-    "XHTML script": (svg('<h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)'
-                         "</h:script>"), "an XHTML element (<script>)"),
-    "event attribute": (svg('<rect onclick="alert(1)" width="5" height="5"/>'),
-                        "an event attribute (<rect onclick>)"),
+    "XHTML script": (
+        svg('<h:script xmlns:h="http://www.w3.org/1999/xhtml">alert(1)</h:script>'),
+        "an XHTML element (<script>)",
+    ),
+    "event attribute": (
+        svg('<rect onclick="alert(1)" width="5" height="5"/>'),
+        "an event attribute (<rect onclick>)",
+    ),
     "foreignObject": (
-        svg('<foreignObject><body xmlns="http://www.w3.org/1999/xhtml">x</body>'
-            "</foreignObject>"), "a <foreignobject> element"),
-    "external DTD": (svg("", prolog='<!DOCTYPE svg SYSTEM "https://evil.example/x.dtd">'),
-                     "a DOCTYPE or entities"),
+        svg('<foreignObject><body xmlns="http://www.w3.org/1999/xhtml">x</body></foreignObject>'),
+        "a <foreignobject> element",
+    ),
+    "external DTD": (
+        svg("", prolog='<!DOCTYPE svg SYSTEM "https://evil.example/x.dtd">'),
+        "a DOCTYPE or entities",
+    ),
     "external entity": (
         svg("&x;", prolog='<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>'),
-        "a DOCTYPE or entities"),
+        "a DOCTYPE or entities",
+    ),
     "xml-stylesheet": (
         svg("", prolog='<?xml-stylesheet href="https://evil.example/x.css"?>'),
-        "an xml-stylesheet instruction"),
+        "an xml-stylesheet instruction",
+    ),
 }
 
 _PIXEL = base64.b64encode(raster("PNG", (1, 1))).decode()
 CLEAN_SVGS = {
-    "gradient fill": svg('<defs><linearGradient id="g"/></defs>'
-                         '<rect fill="url(#g)" width="5" height="5"/>'),
-    "local use": svg('<defs><rect id="a" width="5" height="5"/></defs>'
-                     '<use href="#a"/><use xlink:href=" #a"/>', XLINK_NS),
+    "gradient fill": svg(
+        '<defs><linearGradient id="g"/></defs><rect fill="url(#g)" width="5" height="5"/>'
+    ),
+    "local use": svg(
+        '<defs><rect id="a" width="5" height="5"/></defs><use href="#a"/><use xlink:href=" #a"/>',
+        XLINK_NS,
+    ),
     "style sheet with local url()": svg('<style>.a { fill: url("#g"); stroke: #000 }</style>'),
     "embedded PNG": svg(f'<image href="data:image/png;base64,{_PIXEL}" width="5" height="5"/>'),
-    "animation of a colour": svg('<rect width="5" height="5"><animate attributeName="fill" '
-                                 'values="red;blue" dur="1s"/></rect>'),
+    "animation of a colour": svg(
+        '<rect width="5" height="5"><animate attributeName="fill" '
+        'values="red;blue" dur="1s"/></rect>'
+    ),
 }
 
 
@@ -288,10 +354,14 @@ class TestSvgLogos:
         assert r.status_code == 200, r.text
 
 
-NAVIGATION = {"Sec-Fetch-Dest": "document",
-              "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
-IMG_TAG = {"Sec-Fetch-Dest": "image",
-           "Accept": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"}
+NAVIGATION = {
+    "Sec-Fetch-Dest": "document",
+    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+}
+IMG_TAG = {
+    "Sec-Fetch-Dest": "image",
+    "Accept": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+}
 
 
 class TestServedSvg:
@@ -300,12 +370,16 @@ class TestServedSvg:
         r = await upload(client, ls, "logo", CLEAN_SVGS["gradient fill"])
         return str(r.json()["publicSettings"]["logo"])
 
-    @pytest.mark.parametrize("request_headers", [
-        NAVIGATION,
-        {"Accept": "*/*"},
-        {"Accept": "text/html,image/svg+xml;q=0.9"},
-        {"Sec-Fetch-Dest": "iframe", "Accept": "image/svg+xml"},
-    ], ids=["navigation", "anything", "html preferred", "iframe"])
+    @pytest.mark.parametrize(
+        "request_headers",
+        [
+            NAVIGATION,
+            {"Accept": "*/*"},
+            {"Accept": "text/html,image/svg+xml;q=0.9"},
+            {"Sec-Fetch-Dest": "iframe", "Accept": "image/svg+xml"},
+        ],
+        ids=["navigation", "anything", "html preferred", "iframe"],
+    )
     async def test_is_a_download_unless_asked_as_an_image(
         self, client: httpx.AsyncClient, url: str, request_headers: dict[str, str]
     ):
@@ -318,9 +392,15 @@ class TestServedSvg:
         assert "sandbox" in r.headers["content-security-policy"]
         assert "Sec-Fetch-Dest" in r.headers["vary"] and "Accept" in r.headers["vary"]
 
-    @pytest.mark.parametrize("request_headers", [
-        IMG_TAG, {"Accept": "image/svg+xml,image/*;q=0.8"}, {"Accept": "image/*"},
-    ], ids=["img tag", "svg accepted", "any image"])
+    @pytest.mark.parametrize(
+        "request_headers",
+        [
+            IMG_TAG,
+            {"Accept": "image/svg+xml,image/*;q=0.8"},
+            {"Accept": "image/*"},
+        ],
+        ids=["img tag", "svg accepted", "any image"],
+    )
     async def test_is_inline_when_asked_as_an_image(
         self, client: httpx.AsyncClient, url: str, request_headers: dict[str, str]
     ):
@@ -332,9 +412,7 @@ class TestServedSvg:
         assert "sandbox" in r.headers["content-security-policy"]
         assert "Sec-Fetch-Dest" in r.headers["vary"]
 
-    async def test_raster_files_are_never_downloads(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
+    async def test_raster_files_are_never_downloads(self, client: httpx.AsyncClient, ls: Landscape):
         r = await upload(client, ls, "logo", raster("PNG"))
         served = await client.get(r.json()["publicSettings"]["logo"], headers=NAVIGATION)
         assert "content-disposition" not in served.headers

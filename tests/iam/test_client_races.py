@@ -34,19 +34,29 @@ def url(client_id: int) -> str:
 
 
 async def client_events(session: AsyncSession, action: str) -> int:
-    return sum(1 for e in await events(session)
-               if e["api_group"] == "client" and e["action_type"] == action)
+    return sum(
+        1
+        for e in await events(session)
+        if e["api_group"] == "client" and e["action_type"] == action
+    )
 
 
 class TestDeletionRacingDeletion:
     async def test_one_wins_one_event_one_round_of_mails(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         await add(session, ls.reseller_account.id, "ops@acme.example", "deletion_request")
         cid = ls.client_account.id
         first, second = await in_order(
-            app, session, Client, cid,
+            app,
+            session,
+            Client,
+            cid,
             client.delete(url(cid), headers=auth(ls.reseller)),
             other_client.delete(url(cid), headers=auth(ls.operator)),
         )
@@ -57,12 +67,20 @@ class TestDeletionRacingDeletion:
 
 class TestPatchRacingDeletion:
     async def test_patch_after_the_deletion_is_404(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape, dialect: str,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        dialect: str,
     ):
         cid = ls.client_account.id
         delete, patch = await in_order(
-            app, session, Client, cid,
+            app,
+            session,
+            Client,
+            cid,
             client.delete(url(cid), headers=auth(ls.reseller)),
             other_client.patch(url(cid), headers=auth(ls.operator), json={"is_test": True}),
         )

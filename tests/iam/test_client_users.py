@@ -62,19 +62,24 @@ class TestCreateClientUser:
         assert user.password_hash.startswith("$argon2id$")
         assert verify_password(user.password_hash, STRONG_PASSWORD)
 
-    async def test_flat_user_role_is_accepted(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
-        r = await client.post(url(ls.client_account.id),
-                              json=body(user_role={"id": 1, "name": "Administrators"}),
-                              headers=auth(ls.reseller))
+    async def test_flat_user_role_is_accepted(self, client: httpx.AsyncClient, ls: Landscape):
+        r = await client.post(
+            url(ls.client_account.id),
+            json=body(user_role={"id": 1, "name": "Administrators"}),
+            headers=auth(ls.reseller),
+        )
         assert r.status_code == 200, r.text
         assert r.json()["user_role"] == {"user_role": {"id": 1, "name": "Administrators"}}
 
     @pytest.mark.parametrize(
         ("group_id", "name"),
-        [(1, "Administrators"), (2, "Users"), (5, "Engineers"),
-         (3009, "Purge and Prefetch only (API+Web)"), (3022, "Purge and Prefetch only (API)")],
+        [
+            (1, "Administrators"),
+            (2, "Users"),
+            (5, "Engineers"),
+            (3009, "Purge and Prefetch only (API+Web)"),
+            (3022, "Purge and Prefetch only (API)"),
+        ],
     )
     async def test_each_of_the_five_groups(
         self, client: httpx.AsyncClient, ls: Landscape, group_id: int, name: str
@@ -90,14 +95,15 @@ class TestCreateClientUser:
     async def test_the_new_user_authenticates_at_once(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        await client.post(url(ls.client_account.id),
-                          json=body(user_role={"id": 1, "name": "Administrators"}),
-                          headers=auth(ls.reseller))
+        await client.post(
+            url(ls.client_account.id),
+            json=body(user_role={"id": 1, "name": "Administrators"}),
+            headers=auth(ls.reseller),
+        )
         user = await user_by_email(session, "engineer@shop.example")
         token = await make_key(session, user)
         await session.commit()
-        r = await client.patch(f"/iam/clients/{ls.client_account.id}", json={},
-                               headers=auth(token))
+        r = await client.patch(f"/iam/clients/{ls.client_account.id}", json={}, headers=auth(token))
         assert r.status_code == 200
         assert r.json()["currentUser"] == user.id
 
@@ -113,8 +119,9 @@ class TestCreateClientUser:
     async def test_wrong_role_is_400(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, role: object
     ):
-        r = await client.post(url(ls.client_account.id), json=body(user_role=role),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            url(ls.client_account.id), json=body(user_role=role), headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["user_role"]
         assert r.json()["errors"]["user_role"][0].startswith("Invalid role:")
@@ -136,8 +143,9 @@ class TestCreateClientUser:
     async def test_invalid_body_is_400_naming_the_field(
         self, client: httpx.AsyncClient, ls: Landscape, over: dict[str, object], field: str
     ):
-        r = await client.post(url(ls.client_account.id), json=body(**over),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            url(ls.client_account.id), json=body(**over), headers=auth(ls.reseller)
+        )
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == [field]
 
@@ -149,11 +157,10 @@ class TestCreateClientUser:
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
-    async def test_name_is_optional_and_nullable(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
-        r = await client.post(url(ls.client_account.id), json=body(name=None),
-                              headers=auth(ls.reseller))
+    async def test_name_is_optional_and_nullable(self, client: httpx.AsyncClient, ls: Landscape):
+        r = await client.post(
+            url(ls.client_account.id), json=body(name=None), headers=auth(ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["name"] is None
 
@@ -161,8 +168,9 @@ class TestCreateClientUser:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         taken = ls.member_user.email.upper()
-        r = await client.post(url(ls.client_account.id), json=body(username=taken),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            url(ls.client_account.id), json=body(username=taken), headers=auth(ls.reseller)
+        )
         assert r.status_code == 409
         assert list(r.json()["errors"]) == ["username"]
         assert await users_with_email(session, taken) == 1
@@ -180,22 +188,20 @@ class TestCreateClientUser:
     async def test_user_in_a_reseller_account_is_a_reseller_user(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        r = await client.post(url(ls.reseller_account.id), json=body(),
-                              headers=auth(ls.reseller))
+        r = await client.post(url(ls.reseller_account.id), json=body(), headers=auth(ls.reseller))
         assert r.status_code == 200
         assert (await user_by_email(session, "engineer@shop.example")).user_type == "reseller"
 
 
 class TestAccess:
-    async def test_operator_creates_in_any_account(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
+    async def test_operator_creates_in_any_account(self, client: httpx.AsyncClient, ls: Landscape):
         r = await client.post(url(ls.client_account.id), json=body(), headers=auth(ls.operator))
         assert r.status_code == 200
 
     async def test_client_member_is_forbidden(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.post(url(ls.client_account.id), json=body(),
-                              headers=auth(ls.client_member))
+        r = await client.post(
+            url(ls.client_account.id), json=body(), headers=auth(ls.client_member)
+        )
         assert r.status_code == 403
 
     async def test_other_tenants_get_404(

@@ -35,8 +35,9 @@ class TestGetGroup:
     async def test_everyone_who_sees_the_account_reads_a_group(
         self, client: httpx.AsyncClient, c: Cast, who: str
     ):
-        r = await client.get(url(c.ls.client_account.id, c.ls.member_user.id),
-                             headers=auth(getattr(c.ls, who)))
+        r = await client.get(
+            url(c.ls.client_account.id, c.ls.member_user.id), headers=auth(getattr(c.ls, who))
+        )
         assert r.status_code == 200, r.text
         assert r.json() == {"user_role": {"id": 2, "name": "Users"}}
 
@@ -68,14 +69,16 @@ class TestGetGroup:
             assert r.status_code == 404, (token, client_id, user_id)
             assert r.json()["message"] in NOT_FOUND
 
-    @pytest.mark.parametrize(("client_id", "user_id", "field"),
-                             [("0", "1", "clientId"), ("1", "x", "userId"),
-                              ("2147483648", "1", "clientId")])
+    @pytest.mark.parametrize(
+        ("client_id", "user_id", "field"),
+        [("0", "1", "clientId"), ("1", "x", "userId"), ("2147483648", "1", "clientId")],
+    )
     async def test_bad_ids_are_400(
         self, client: httpx.AsyncClient, c: Cast, client_id: str, user_id: str, field: str
     ):
-        r = await client.get(f"/iam/clients/{client_id}/client-users/{user_id}",
-                             headers=auth(c.ls.client_admin))
+        r = await client.get(
+            f"/iam/clients/{client_id}/client-users/{user_id}", headers=auth(c.ls.client_admin)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
@@ -85,24 +88,31 @@ class TestChangeGroup:
     async def test_the_user_is_then_in_exactly_that_group(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession, who: str
     ):
-        r = await client.put(url(c.ls.client_account.id, c.ls.member_user.id), json=ENGINEERS,
-                             headers=auth(getattr(c.ls, who)))
+        r = await client.put(
+            url(c.ls.client_account.id, c.ls.member_user.id),
+            json=ENGINEERS,
+            headers=auth(getattr(c.ls, who)),
+        )
         assert r.status_code == 204, r.text
         assert r.content == b""
         assert (await fresh(session, User, c.ls.member_user.id)).group_ids == {5}
-        got = await client.get(url(c.ls.client_account.id, c.ls.member_user.id),
-                               headers=auth(c.ls.client_member))
+        got = await client.get(
+            url(c.ls.client_account.id, c.ls.member_user.id), headers=auth(c.ls.client_member)
+        )
         assert got.json() == ENGINEERS
 
     async def test_promoted_member_becomes_a_client_administrator(
         self, client: httpx.AsyncClient, c: Cast
     ):
         target = url(c.ls.client_account.id, c.ls.admin_user.id)
-        assert (await client.put(target, json=ENGINEERS, headers=auth(c.ls.client_member))
-                ).status_code == 403
-        await client.put(url(c.ls.client_account.id, c.ls.member_user.id),
-                         json={"user_role": {"id": 1, "name": "Administrators"}},
-                         headers=auth(c.ls.client_admin))
+        assert (
+            await client.put(target, json=ENGINEERS, headers=auth(c.ls.client_member))
+        ).status_code == 403
+        await client.put(
+            url(c.ls.client_account.id, c.ls.member_user.id),
+            json={"user_role": {"id": 1, "name": "Administrators"}},
+            headers=auth(c.ls.client_admin),
+        )
         # The member's key now carries the Administrators role.
         r = await client.put(target, json=ENGINEERS, headers=auth(c.ls.client_member))
         assert r.status_code == 204
@@ -112,8 +122,9 @@ class TestChangeGroup:
     ):
         peer = await make_user(session, c.ls.reseller_account)
         await session.commit()
-        r = await client.put(url(c.ls.reseller_account.id, peer.id), json=ENGINEERS,
-                             headers=auth(c.ls.reseller))
+        r = await client.put(
+            url(c.ls.reseller_account.id, peer.id), json=ENGINEERS, headers=auth(c.ls.reseller)
+        )
         assert r.status_code == 204
 
     @pytest.mark.parametrize(
@@ -128,8 +139,11 @@ class TestChangeGroup:
     async def test_wrong_role_is_400(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession, role: dict[str, object]
     ):
-        r = await client.put(url(c.ls.client_account.id, c.ls.member_user.id),
-                             json={"user_role": role}, headers=auth(c.ls.client_admin))
+        r = await client.put(
+            url(c.ls.client_account.id, c.ls.member_user.id),
+            json={"user_role": role},
+            headers=auth(c.ls.client_admin),
+        )
         assert r.status_code == 400
         assert [k.split(".")[0] for k in r.json()["errors"]] == ["user_role"]
         assert (await fresh(session, User, c.ls.member_user.id)).group_ids == {2}
@@ -138,23 +152,35 @@ class TestChangeGroup:
     async def test_missing_or_malformed_body_is_400(
         self, client: httpx.AsyncClient, c: Cast, body: dict[str, object]
     ):
-        r = await client.put(url(c.ls.client_account.id, c.ls.member_user.id), json=body,
-                             headers=auth(c.ls.client_admin))
+        r = await client.put(
+            url(c.ls.client_account.id, c.ls.member_user.id),
+            json=body,
+            headers=auth(c.ls.client_admin),
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["user_role"]
 
     async def test_member_is_forbidden(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.put(url(c.ls.client_account.id, c.ls.member_user.id), json=ENGINEERS,
-                             headers=auth(c.ls.client_member))
+        r = await client.put(
+            url(c.ls.client_account.id, c.ls.member_user.id),
+            json=ENGINEERS,
+            headers=auth(c.ls.client_member),
+        )
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
 
     async def test_nobody_changes_its_own_group(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.put(url(c.ls.client_account.id, c.ls.admin_user.id), json=ENGINEERS,
-                             headers=auth(c.ls.client_admin))
+        r = await client.put(
+            url(c.ls.client_account.id, c.ls.admin_user.id),
+            json=ENGINEERS,
+            headers=auth(c.ls.client_admin),
+        )
         assert r.status_code == 403
-        r = await client.put(url(c.ls.reseller_account.id, c.reseller_user.id), json=ENGINEERS,
-                             headers=auth(c.ls.reseller))
+        r = await client.put(
+            url(c.ls.reseller_account.id, c.reseller_user.id),
+            json=ENGINEERS,
+            headers=auth(c.ls.reseller),
+        )
         assert r.status_code == 403
 
     @pytest.mark.parametrize("who", ["client_admin", "reseller"])
@@ -162,10 +188,12 @@ class TestChangeGroup:
         self, client: httpx.AsyncClient, c: Cast, who: str
     ):
         target = url(c.ls.client_account.id, c.boss.id)
-        assert (await client.put(target, json=ENGINEERS, headers=auth(getattr(c.ls, who)))
-                ).status_code == 403
-        assert (await client.put(target, json=ENGINEERS, headers=auth(c.ls.operator))
-                ).status_code == 204
+        assert (
+            await client.put(target, json=ENGINEERS, headers=auth(getattr(c.ls, who)))
+        ).status_code == 403
+        assert (
+            await client.put(target, json=ENGINEERS, headers=auth(c.ls.operator))
+        ).status_code == 204
 
     async def test_other_tenants_get_404(self, client: httpx.AsyncClient, c: Cast):
         account = c.ls.client_account.id
@@ -191,7 +219,8 @@ class TestChangeGroup:
         assert [(e["action_type"], e["api_group"]) for e in found] == [("update", "client_user")]
         assert found[0]["action_data"] == {"user_role": {"id": 5, "name": "Engineers"}}
         assert found[0]["resources"] == [
-            {"resource_id": str(c.ls.member_user.id), "resource_type": "user"}]
+            {"resource_id": str(c.ls.member_user.id), "resource_type": "user"}
+        ]
 
 
 class TestRevokeAccess:
@@ -200,25 +229,29 @@ class TestRevokeAccess:
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession, who: str
     ):
         assert await authenticates(client, c.ls.client_member)
-        r = await client.delete(url(c.ls.client_account.id, c.ls.member_user.id),
-                                headers=auth(getattr(c.ls, who)))
+        r = await client.delete(
+            url(c.ls.client_account.id, c.ls.member_user.id), headers=auth(getattr(c.ls, who))
+        )
         assert r.status_code == 200, r.text
         assert r.content == b""
         assert (await fresh(session, User, c.ls.member_user.id)).deleted is True
         assert not await authenticates(client, c.ls.client_member)
-        again = await client.get(url(c.ls.client_account.id, c.ls.member_user.id),
-                                 headers=auth(c.ls.client_admin))
+        again = await client.get(
+            url(c.ls.client_account.id, c.ls.member_user.id), headers=auth(c.ls.client_admin)
+        )
         assert again.status_code == 404
 
     async def test_member_is_forbidden(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.delete(url(c.ls.client_account.id, c.ls.admin_user.id),
-                                headers=auth(c.ls.client_member))
+        r = await client.delete(
+            url(c.ls.client_account.id, c.ls.admin_user.id), headers=auth(c.ls.client_member)
+        )
         assert r.status_code == 403
         assert await authenticates(client, c.ls.client_admin)
 
     async def test_nobody_revokes_itself(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.delete(url(c.ls.client_account.id, c.ls.admin_user.id),
-                                headers=auth(c.ls.client_admin))
+        r = await client.delete(
+            url(c.ls.client_account.id, c.ls.admin_user.id), headers=auth(c.ls.client_admin)
+        )
         assert r.status_code == 403
         assert await authenticates(client, c.ls.client_admin)
 
@@ -243,8 +276,9 @@ class TestRevokeAccess:
             assert r.json()["message"] in NOT_FOUND
 
     async def test_bad_id_is_400(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.delete(f"/iam/clients/{c.ls.client_account.id}/client-users/0",
-                                headers=auth(c.ls.client_admin))
+        r = await client.delete(
+            f"/iam/clients/{c.ls.client_account.id}/client-users/0", headers=auth(c.ls.client_admin)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["userId"]
 

@@ -39,9 +39,14 @@ class TestUpdateClient:
     async def test_reseller_updates_its_client_and_gets_the_full_client(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
-        body = {"email": "billing@shop.example", "companyName": "Shop Renamed",
-                "custom_id": "crm-7", "name": "Sam Shop", "phone": "+44 20 7946 0000",
-                "is_test": True}
+        body = {
+            "email": "billing@shop.example",
+            "companyName": "Shop Renamed",
+            "custom_id": "crm-7",
+            "name": "Sam Shop",
+            "phone": "+44 20 7946 0000",
+            "is_test": True,
+        }
         r = await client.patch(url(ls.client_account.id), json=body, headers=auth(ls.reseller))
         assert r.status_code == 200, r.text
         got = r.json()
@@ -73,26 +78,35 @@ class TestUpdateClient:
         r = await client.patch(url(ls.client_account.id), json={}, headers=auth(ls.reseller))
         assert r.status_code == 200, r.text
         assert not {"owner", "website", "country_code"} & set(r.json())
-        top = await client.patch(url(ls.reseller_account.id), json={},
-                                 headers=auth(ls.operator))
+        top = await client.patch(url(ls.reseller_account.id), json={}, headers=auth(ls.operator))
         assert top.status_code == 200, top.text
         assert "resellers" not in top.json()  # a top-level account has no reseller
-        account = await make_client(session, reseller_id=ls.reseller_account.id,
-                                    website="https://shop.example", country_code="LU",
-                                    owner=ls.admin_user.id)
+        account = await make_client(
+            session,
+            reseller_id=ls.reseller_account.id,
+            website="https://shop.example",
+            country_code="LU",
+            owner=ls.admin_user.id,
+        )
         await session.commit()
         got = (await client.patch(url(account.id), json={}, headers=auth(ls.reseller))).json()
         assert (got["website"], got["country_code"], got["owner"]) == (
-            "https://shop.example", "LU", ls.admin_user.id)
+            "https://shop.example",
+            "LU",
+            ls.admin_user.id,
+        )
 
     async def test_round_trip_and_absent_fields_untouched(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        first = await client.patch(url(ls.client_account.id),
-                                   json={"name": "Kept", "phone": "123"},
-                                   headers=auth(ls.reseller))
-        r = await client.patch(url(ls.client_account.id), json={"phone": "456"},
-                               headers=auth(ls.reseller))
+        first = await client.patch(
+            url(ls.client_account.id),
+            json={"name": "Kept", "phone": "123"},
+            headers=auth(ls.reseller),
+        )
+        r = await client.patch(
+            url(ls.client_account.id), json={"phone": "456"}, headers=auth(ls.reseller)
+        )
         assert r.json()["name"] == "Kept" and r.json()["phone"] == "456"
         assert r.json()["email"] == first.json()["email"]
         again = await client.patch(url(ls.client_account.id), json={}, headers=auth(ls.reseller))
@@ -107,8 +121,9 @@ class TestUpdateClient:
         account.custom_id, account.name, account.phone = "c", "n", "p"
         account.seller_id = seller.id
         await session.commit()
-        r = await client.patch(url(ls.client_account.id), json={field: None},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={field: None}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200, r.text
         assert r.json()[field] is None
 
@@ -116,16 +131,20 @@ class TestUpdateClient:
     async def test_null_is_refused_where_the_spec_forbids_it(
         self, client: httpx.AsyncClient, ls: Landscape, field: str
     ):
-        r = await client.patch(url(ls.client_account.id), json={field: None},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={field: None}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
     async def test_explicit_null_gets_the_error_of_a_wrong_type(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.patch(url(ls.client_account.id), headers=auth(ls.reseller), json={
-            "email": None, "companyName": None, "reseller": None, "is_test": None})
+        r = await client.patch(
+            url(ls.client_account.id),
+            headers=auth(ls.reseller),
+            json={"email": None, "companyName": None, "reseller": None, "is_test": None},
+        )
         assert r.status_code == 400
         assert r.json()["errors"] == {
             "email": ["Input should be a valid string."],
@@ -152,22 +171,26 @@ class TestUpdateClient:
     async def test_invalid_value_is_400_naming_the_field(
         self, client: httpx.AsyncClient, ls: Landscape, field: str, value: object
     ):
-        r = await client.patch(url(ls.client_account.id), json={field: value},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={field: value}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert r.json()["exception_class"] == "ValidationError"
         assert list(r.json()["errors"]) == [field]
 
     async def test_status_cannot_be_set(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.patch(url(ls.client_account.id), json={"status": "paused"},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={"status": "paused"}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["status"] == "active"
 
     async def test_taken_company_name_is_400(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.patch(url(ls.client_account.id),
-                               json={"companyName": "other hosting"},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id),
+            json={"companyName": "other hosting"},
+            headers=auth(ls.reseller),
+        )
         assert r.status_code == 400
         assert r.json()["errors"] == {"companyName": ["Company with this name already exists"]}
 
@@ -175,8 +198,9 @@ class TestUpdateClient:
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         name = ls.client_account.company_name.upper()
-        r = await client.patch(url(ls.client_account.id), json={"companyName": name},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={"companyName": name}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["companyName"] == name
 
@@ -184,11 +208,14 @@ class TestUpdateClient:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         account = await make_client(
-            session, reseller_id=ls.reseller_account.id, status="trialend",
+            session,
+            reseller_id=ls.reseller_account.id,
+            status="trialend",
             capabilities=["CDN", "DNS"],
             service_statuses={"CDN": {"status": "trialend", "enabled": True}},
-            paid_features={"CDN": [{"feature_id": 1, "name": "paid feature name",
-                                    "service": "CDN"}]},
+            paid_features={
+                "CDN": [{"feature_id": 1, "name": "paid feature name", "service": "CDN"}]
+            },
         )
         await session.commit()
         r = await client.patch(url(account.id), json={"name": "x"}, headers=auth(ls.reseller))
@@ -208,8 +235,9 @@ class TestPrivilegedFields:
     ):
         seller = await make_seller(session, ls.reseller_account)
         await session.commit()
-        r = await client.patch(url(ls.client_account.id), json={"seller": seller.id},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={"seller": seller.id}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 200
         assert r.json()["seller"] == seller.id
 
@@ -220,8 +248,9 @@ class TestPrivilegedFields:
         owner = ls.reseller_account if deleted else ls.other_reseller_account
         seller = await make_seller(session, owner, deleted=deleted)
         await session.commit()
-        r = await client.patch(url(ls.client_account.id), json={"seller": seller.id},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id), json={"seller": seller.id}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["seller"]
 
@@ -232,9 +261,11 @@ class TestPrivilegedFields:
         account = await fresh(session, Client, ls.client_account.id)
         account.seller_id = old_seller.id
         await session.commit()
-        r = await client.patch(url(ls.client_account.id),
-                               json={"reseller": ls.other_reseller_account.id},
-                               headers=auth(ls.operator))
+        r = await client.patch(
+            url(ls.client_account.id),
+            json={"reseller": ls.other_reseller_account.id},
+            headers=auth(ls.operator),
+        )
         assert r.status_code == 200, r.text
         assert r.json()["resellers"] == ls.other_reseller_account.id
         assert r.json()["seller"] is None  # the former reseller's seller no longer fits
@@ -260,17 +291,20 @@ class TestPrivilegedFields:
         common = await make_client(session)
         await session.commit()
         for reseller_id in (common.id, 999999):
-            r = await client.patch(url(ls.client_account.id), json={"reseller": reseller_id},
-                                   headers=auth(ls.operator))
+            r = await client.patch(
+                url(ls.client_account.id), json={"reseller": reseller_id}, headers=auth(ls.operator)
+            )
             assert r.status_code == 400
             assert list(r.json()["errors"]) == ["reseller"]
 
     async def test_a_reseller_cannot_give_its_client_away(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.patch(url(ls.client_account.id),
-                               json={"reseller": ls.other_reseller_account.id},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.client_account.id),
+            json={"reseller": ls.other_reseller_account.id},
+            headers=auth(ls.reseller),
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["reseller"]
 
@@ -278,13 +312,15 @@ class TestPrivilegedFields:
         ("field", "value"), [("reseller", None), ("seller", None), ("is_test", True)]
     )
     async def test_client_administrator_may_not_change_them(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, field: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        field: str,
         value: object,
     ):
-        body = {"name": "Changed", field: value if field != "reseller" else
-                ls.reseller_account.id}
-        r = await client.patch(url(ls.client_account.id), json=body,
-                               headers=auth(ls.client_admin))
+        body = {"name": "Changed", field: value if field != "reseller" else ls.reseller_account.id}
+        r = await client.patch(url(ls.client_account.id), json=body, headers=auth(ls.client_admin))
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
         assert (await fresh(session, Client, ls.client_account.id)).name is None
@@ -292,11 +328,13 @@ class TestPrivilegedFields:
     async def test_reseller_may_not_change_them_on_its_own_account(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.patch(url(ls.reseller_account.id), json={"is_test": True},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            url(ls.reseller_account.id), json={"is_test": True}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 403
-        ok = await client.patch(url(ls.reseller_account.id), json={"name": "Acme"},
-                                headers=auth(ls.reseller))
+        ok = await client.patch(
+            url(ls.reseller_account.id), json={"name": "Acme"}, headers=auth(ls.reseller)
+        )
         assert ok.status_code == 200
 
 
@@ -304,20 +342,23 @@ class TestAccess:
     async def test_client_administrator_updates_its_own_account(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.patch(url(ls.client_account.id), json={"name": "Mine"},
-                               headers=auth(ls.client_admin))
+        r = await client.patch(
+            url(ls.client_account.id), json={"name": "Mine"}, headers=auth(ls.client_admin)
+        )
         assert r.status_code == 200
         assert r.json()["name"] == "Mine"
         assert r.json()["currentUser"] == ls.admin_user.id
 
     async def test_client_member_is_forbidden(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.patch(url(ls.client_account.id), json={"name": "x"},
-                               headers=auth(ls.client_member))
+        r = await client.patch(
+            url(ls.client_account.id), json={"name": "x"}, headers=auth(ls.client_member)
+        )
         assert r.status_code == 403
 
     async def test_operator_updates_any_account(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.patch(url(ls.client_account.id), json={"is_test": True},
-                               headers=auth(ls.operator))
+        r = await client.patch(
+            url(ls.client_account.id), json={"is_test": True}, headers=auth(ls.operator)
+        )
         assert r.status_code == 200
         assert r.json()["is_test"] is True
 
@@ -358,13 +399,17 @@ class TestUserActions:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         current = ls.client_account.email
-        await client.patch(url(ls.client_account.id),
-                           json={"email": current, "name": "New name"},
-                           headers=auth(ls.reseller))
-        await client.patch(url(ls.client_account.id), json={"name": "New name"},
-                           headers=auth(ls.reseller))
-        await client.patch(url(ls.client_account.id), json={"is_test": True},
-                           headers=auth(ls.client_admin))
+        await client.patch(
+            url(ls.client_account.id),
+            json={"email": current, "name": "New name"},
+            headers=auth(ls.reseller),
+        )
+        await client.patch(
+            url(ls.client_account.id), json={"name": "New name"}, headers=auth(ls.reseller)
+        )
+        await client.patch(
+            url(ls.client_account.id), json={"is_test": True}, headers=auth(ls.client_admin)
+        )
         found = await events(session)
         assert len(found) == 1
         event = found[0]

@@ -47,8 +47,7 @@ class TestGetClient:
     ):
         path = f"{URL}/{ls.client_account.id}"
         got = await get_json(client, path, ls.reseller)
-        assert set(got) >= CLIENT_REQUIRED_KEYS | {"users", "seller", "resellers",
-                                                   "client_type"}
+        assert set(got) >= CLIENT_REQUIRED_KEYS | {"users", "seller", "resellers", "client_type"}
         assert got["id"] == ls.client_account.id
         assert got["resellers"] == ls.reseller_account.id
         assert set(got["serviceStatuses"]) == SIX_SERVICES
@@ -57,12 +56,18 @@ class TestGetClient:
         patched = await client.patch(path, json={}, headers=auth(ls.reseller))
         assert got == patched.json()
 
-    @pytest.mark.parametrize(("caller", "account"), [
-        ("operator", "client_account"), ("operator", "other_reseller_account"),
-        ("reseller", "client_account"), ("reseller", "reseller_account"),
-        ("other_reseller", "other_reseller_account"),
-        ("client_admin", "client_account"), ("client_member", "client_account"),
-    ])
+    @pytest.mark.parametrize(
+        ("caller", "account"),
+        [
+            ("operator", "client_account"),
+            ("operator", "other_reseller_account"),
+            ("reseller", "client_account"),
+            ("reseller", "reseller_account"),
+            ("other_reseller", "other_reseller_account"),
+            ("client_admin", "client_account"),
+            ("client_member", "client_account"),
+        ],
+    )
     async def test_visible_accounts_are_read(
         self, client: httpx.AsyncClient, ls: Landscape, caller: str, account: str
     ):
@@ -70,11 +75,16 @@ class TestGetClient:
         got = await get_json(client, f"{URL}/{account_id}", getattr(ls, caller))
         assert got["id"] == account_id
 
-    @pytest.mark.parametrize(("caller", "account"), [
-        ("other_reseller", "client_account"), ("other_reseller", "reseller_account"),
-        ("reseller", "other_reseller_account"),
-        ("client_admin", "reseller_account"), ("client_member", "other_reseller_account"),
-    ])
+    @pytest.mark.parametrize(
+        ("caller", "account"),
+        [
+            ("other_reseller", "client_account"),
+            ("other_reseller", "reseller_account"),
+            ("reseller", "other_reseller_account"),
+            ("client_admin", "reseller_account"),
+            ("client_member", "other_reseller_account"),
+        ],
+    )
     async def test_another_tenants_account_is_404(
         self, client: httpx.AsyncClient, ls: Landscape, caller: str, account: str
     ):
@@ -105,13 +115,20 @@ class TestGetClient:
 
 
 class TestMe:
-    @pytest.mark.parametrize(("caller", "account", "user"), [
-        ("reseller", "reseller_account", None),
-        ("client_admin", "client_account", "admin_user"),
-        ("client_member", "client_account", "member_user"),
-    ])
+    @pytest.mark.parametrize(
+        ("caller", "account", "user"),
+        [
+            ("reseller", "reseller_account", None),
+            ("client_admin", "client_account", "admin_user"),
+            ("client_member", "client_account", "member_user"),
+        ],
+    )
     async def test_every_caller_reads_its_own_account(
-        self, client: httpx.AsyncClient, ls: Landscape, caller: str, account: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        caller: str,
+        account: str,
         user: str | None,
     ):
         got = await get_json(client, f"{URL}/me", getattr(ls, caller))
@@ -120,9 +137,7 @@ class TestMe:
         if user is not None:
             assert got["currentUser"] == getattr(ls, user).id
 
-    async def test_the_account_without_who_sells_it(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
+    async def test_the_account_without_who_sells_it(self, client: httpx.AsyncClient, ls: Landscape):
         me = await get_json(client, f"{URL}/me", ls.client_member)
         assert not set(me) & RESELLER_VIEW_ONLY
         full = await get_json(client, f"{URL}/{ls.client_account.id}", ls.client_member)
@@ -145,9 +160,15 @@ async def accounts(session: AsyncSession, ls: Landscape) -> dict[str, int]:
     """The reseller's clients, each made to match some filters: name -> id."""
     seller = await make_seller(session, ls.reseller_account)
     zeta = await make_client(
-        session, reseller_id=ls.reseller_account.id, company_name="Zeta Shop",
-        name="Ärger Ölbaum", custom_id="crm-1", is_test=True,
-        bill_type="prepaid", country_code="DE", seller_id=seller.id,
+        session,
+        reseller_id=ls.reseller_account.id,
+        company_name="Zeta Shop",
+        name="Ärger Ölbaum",
+        custom_id="crm-1",
+        is_test=True,
+        bill_type="prepaid",
+        country_code="DE",
+        seller_id=seller.id,
         service_statuses={"CDN": {"status": "active", "enabled": True}},
         paid_features={"CDN": [{"feature_id": 7, "name": "Geo", "service": "CDN"}]},
         service_availability={"DNS": True, "CDN": False},
@@ -155,10 +176,12 @@ async def accounts(session: AsyncSession, ls: Landscape) -> dict[str, int]:
     )
     zeta.email = "Sales@Zeta.example"
     await make_user(session, zeta, name="Jane Roe", email="jane@zeta.example")
-    gone = await make_client(session, reseller_id=ls.reseller_account.id,
-                             company_name="Deleted Co", deleted=True)
-    idle = await make_client(session, reseller_id=ls.reseller_account.id,
-                             company_name="Idle Ltd", client_type="sales")
+    gone = await make_client(
+        session, reseller_id=ls.reseller_account.id, company_name="Deleted Co", deleted=True
+    )
+    idle = await make_client(
+        session, reseller_id=ls.reseller_account.id, company_name="Idle Ltd", client_type="sales"
+    )
     await make_user(session, idle, activated=False, name="Idle Ida")
     await make_user(session, idle, deleted=True, name="Jane Ghost")
     await session.commit()
@@ -230,15 +253,16 @@ class TestListClients:
     ):
         got = await listed_ids(client, ls.operator)
         assert set(got) >= set(accounts.values()) | {
-            ls.reseller_account.id, ls.other_reseller_account.id}
+            ls.reseller_account.id,
+            ls.other_reseller_account.id,
+        }
         assert got == sorted(got)
 
     async def test_other_reseller_sees_none_of_them(
         self, client: httpx.AsyncClient, ls: Landscape, accounts: dict[str, int]
     ):
         assert await listed_ids(client, ls.other_reseller) == []
-        assert await listed_ids(client, ls.other_reseller,
-                                reseller_id=ls.reseller_account.id) == []
+        assert await listed_ids(client, ls.other_reseller, reseller_id=ls.reseller_account.id) == []
 
     @pytest.mark.parametrize("caller", ["client_admin", "client_member"])
     async def test_client_accounts_are_forbidden(
@@ -250,11 +274,17 @@ class TestListClients:
     async def test_anonymous_is_401(self, client: httpx.AsyncClient, ls: Landscape):
         assert (await client.get(URL)).status_code == 401
 
-    @pytest.mark.parametrize(("params", "expected"), FILTERS,
-                             ids=[str(sorted(p.items())) for p, _ in FILTERS])
+    @pytest.mark.parametrize(
+        ("params", "expected"), FILTERS, ids=[str(sorted(p.items())) for p, _ in FILTERS]
+    )
     async def test_filter(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        accounts: dict[str, int], params: dict[str, Any], expected: set[str],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        accounts: dict[str, int],
+        params: dict[str, Any],
+        expected: set[str],
     ):
         seller = (await get_json(client, f"{URL}/{accounts['zeta']}", ls.reseller))["seller"]
         got = await listed_ids(client, ls.reseller, **_resolve(params, accounts, seller))
@@ -266,32 +296,56 @@ class TestListClients:
         mine = await listed_ids(client, ls.operator, reseller_id=ls.reseller_account.id)
         assert mine == sorted(accounts.values())
 
-    @pytest.mark.parametrize(("ordering", "expected"), [
-        ("-companyName", ["zeta", "idle", "gone", "own"]),
-        ("companyName", ["own", "gone", "idle", "zeta"]),
-        ("name", ["zeta", "own", "gone", "idle"]),
-        ("-name", ["own", "gone", "idle", "zeta"]),
-        ("-id", ["idle", "gone", "zeta", "own"]),
-        # Code point order: "Sales@…" before "account…@…".
-        ("email,-created_at", ["zeta", "own", "gone", "idle"]),
-        ("status,-id", ["idle", "gone", "zeta", "own"]),
-    ])
+    @pytest.mark.parametrize(
+        ("ordering", "expected"),
+        [
+            ("-companyName", ["zeta", "idle", "gone", "own"]),
+            ("companyName", ["own", "gone", "idle", "zeta"]),
+            ("name", ["zeta", "own", "gone", "idle"]),
+            ("-name", ["own", "gone", "idle", "zeta"]),
+            ("-id", ["idle", "gone", "zeta", "own"]),
+            # Code point order: "Sales@…" before "account…@…".
+            ("email,-created_at", ["zeta", "own", "gone", "idle"]),
+            ("status,-id", ["idle", "gone", "zeta", "own"]),
+        ],
+    )
     async def test_ordering(
-        self, client: httpx.AsyncClient, ls: Landscape, accounts: dict[str, int],
-        ordering: str, expected: list[str],
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        accounts: dict[str, int],
+        ordering: str,
+        expected: list[str],
     ):
         got = await listed_ids(client, ls.reseller, ordering=ordering)
         assert got == [accounts[name] for name in expected]
 
-    @pytest.mark.parametrize(("param", "value"), [
-        ("limit", "0"), ("limit", "1001"), ("limit", "x"), ("offset", "-1"),
-        ("offset", str(2**63)), ("ordering", "website"), ("email", "nope"),
-        ("reseller_id", "x"), ("seller_id", str(2**31)), ("cdn", "broken"),
-        ("client_type", "partner"), ("id__in__exclude", "1,a"), ("feature_id_in", "0"),
-        ("personal_product_availability", "CDN,FTP"), ("country_code", "DEU"),
-        ("created_at_gte", "yesterday"), ("is_test", "perhaps"), ("activated", "2"),
-        ("min_traffic", "lots"), ("max_traffic", "nan"), ("companyName", "c" * 256),
-    ])
+    @pytest.mark.parametrize(
+        ("param", "value"),
+        [
+            ("limit", "0"),
+            ("limit", "1001"),
+            ("limit", "x"),
+            ("offset", "-1"),
+            ("offset", str(2**63)),
+            ("ordering", "website"),
+            ("email", "nope"),
+            ("reseller_id", "x"),
+            ("seller_id", str(2**31)),
+            ("cdn", "broken"),
+            ("client_type", "partner"),
+            ("id__in__exclude", "1,a"),
+            ("feature_id_in", "0"),
+            ("personal_product_availability", "CDN,FTP"),
+            ("country_code", "DEU"),
+            ("created_at_gte", "yesterday"),
+            ("is_test", "perhaps"),
+            ("activated", "2"),
+            ("min_traffic", "lots"),
+            ("max_traffic", "nan"),
+            ("companyName", "c" * 256),
+        ],
+    )
     async def test_bad_parameter_is_400_naming_it(
         self, client: httpx.AsyncClient, ls: Landscape, param: str, value: str
     ):
@@ -308,8 +362,9 @@ class TestListClients:
     async def test_repeated_ordering_combines_left_to_right(
         self, client: httpx.AsyncClient, ls: Landscape, accounts: dict[str, int]
     ):
-        r = await client.get(URL, params=[("ordering", "-is_gone"), ("ordering", "-id")],
-                             headers=auth(ls.reseller))
+        r = await client.get(
+            URL, params=[("ordering", "-is_gone"), ("ordering", "-id")], headers=auth(ls.reseller)
+        )
         assert r.status_code == 400 and list(r.json()["errors"]) == ["ordering"]
         got = await listed_ids(client, ls.reseller, ordering=["status", "-companyName"])
         assert got == [accounts[name] for name in ("zeta", "idle", "gone", "own")]
@@ -336,8 +391,10 @@ class TestListPages:
         second = (await client.get(first["next"], headers=auth(ls.reseller))).json()
         assert [c["id"] for c in second["results"]] == [accounts["idle"]]
         assert "next" not in second
-        assert parse_qs(urlsplit(second["previous"]).query) == {"limit": ["2"],
-                                                                 "is_test": ["false"]}
+        assert parse_qs(urlsplit(second["previous"]).query) == {
+            "limit": ["2"],
+            "is_test": ["false"],
+        }
 
     @pytest.mark.parametrize("offset", [4, 1000, 2**63 - 1])
     async def test_offset_past_the_end_is_an_empty_page(
@@ -373,16 +430,33 @@ class TestOpenApi:
         paths = doc["paths"]
 
         def schema(path: str) -> Any:
-            return paths[path]["get"]["responses"]["200"]["content"]["application/json"][
-                "schema"]
+            return paths[path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
 
         assert schema(f"{URL}/me") == {"$ref": "#/components/schemas/ClientBase"}
         assert schema(URL + "/{clientId}") == {"$ref": "#/components/schemas/Client"}
-        assert {"type": "array", "items": {"$ref": "#/components/schemas/Client"}} in schema(
-            URL)["anyOf"]
+        assert {"type": "array", "items": {"$ref": "#/components/schemas/Client"}} in schema(URL)[
+            "anyOf"
+        ]
         names = {p["name"] for p in paths[URL]["get"]["parameters"]}
-        assert names >= {"limit", "offset", "ordering", "email", "companyName", "deleted",
-                         "reseller_id", "cdn", "connect", "id__in__exclude", "users_email",
-                         "created_at_gte", "feature_id_in", "promocode", "country_code"}
-        assert set(doc["components"]["schemas"]["Client"]["properties"]) - set(
-            doc["components"]["schemas"]["ClientBase"]["properties"]) == RESELLER_VIEW_ONLY
+        assert names >= {
+            "limit",
+            "offset",
+            "ordering",
+            "email",
+            "companyName",
+            "deleted",
+            "reseller_id",
+            "cdn",
+            "connect",
+            "id__in__exclude",
+            "users_email",
+            "created_at_gte",
+            "feature_id_in",
+            "promocode",
+            "country_code",
+        }
+        assert (
+            set(doc["components"]["schemas"]["Client"]["properties"])
+            - set(doc["components"]["schemas"]["ClientBase"]["properties"])
+            == RESELLER_VIEW_ONLY
+        )

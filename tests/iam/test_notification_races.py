@@ -35,20 +35,30 @@ async def other_client(app: object) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def delete_events(session: AsyncSession) -> int:
-    return sum(1 for e in await events(session)
-               if e["api_group"] == "notification_settings" and e["action_type"] == "delete")
+    return sum(
+        1
+        for e in await events(session)
+        if e["api_group"] == "notification_settings" and e["action_type"] == "delete"
+    )
 
 
 class TestDeleteRacingDelete:
     async def test_one_wins_the_other_is_404(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         rid = ls.reseller_account.id
         sid = await add(session, rid, "race@acme.example")
         url = f"{base(rid)}/{sid}"
         first, second = await in_order(
-            app, session, NotificationSetting, sid,
+            app,
+            session,
+            NotificationSetting,
+            sid,
             client.delete(url, headers=auth(ls.reseller)),
             other_client.delete(url, headers=auth(ls.reseller)),
         )
@@ -59,8 +69,11 @@ class TestDeleteRacingDelete:
         assert await count(session, NotificationSetting) == 0
 
     async def test_rounds_of_simultaneous_deletes_record_one_event_each(
-        self, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         rid = ls.reseller_account.id
         outcomes = []
@@ -77,14 +90,22 @@ class TestDeleteRacingDelete:
 
 class TestPatchRacingDelete:
     async def test_patch_after_the_delete_is_404(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape, dialect: str,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        dialect: str,
     ):
         rid = ls.reseller_account.id
         sid = await add(session, rid, "race@acme.example")
         url = f"{base(rid)}/{sid}"
         delete, patch = await in_order(
-            app, session, NotificationSetting, sid,
+            app,
+            session,
+            NotificationSetting,
+            sid,
             client.delete(url, headers=auth(ls.reseller)),
             other_client.patch(url, headers=auth(ls.reseller), json={"enabled": False}),
         )
@@ -94,14 +115,21 @@ class TestPatchRacingDelete:
         assert await delete_events(session) == 1
 
     async def test_patch_before_the_delete_is_applied(
-        self, app: object, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape,
+        self,
+        app: object,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         rid = ls.reseller_account.id
         sid = await add(session, rid, "race@acme.example")
         url = f"{base(rid)}/{sid}"
         patch, delete = await in_order(
-            app, session, NotificationSetting, sid,
+            app,
+            session,
+            NotificationSetting,
+            sid,
             client.patch(url, headers=auth(ls.reseller), json={"enabled": False}),
             other_client.delete(url, headers=auth(ls.reseller)),
         )
@@ -110,16 +138,22 @@ class TestPatchRacingDelete:
         assert patch.status_code != 200 or patch.json()["enabled"] is False
 
     async def test_rounds_of_simultaneous_patch_and_delete_never_fail(
-        self, client: httpx.AsyncClient, other_client: httpx.AsyncClient,
-        session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        other_client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
     ):
         rid = ls.reseller_account.id
         patches = []
         for n in range(ROUNDS):
             url = f"{base(rid)}/{await add(session, rid, f'race{n}@acme.example')}"
             patch, delete = await asyncio.gather(
-                client.patch(url, headers=auth(ls.reseller),
-                             json={"enabled": False, "email": f"new{n}@acme.example"}),
+                client.patch(
+                    url,
+                    headers=auth(ls.reseller),
+                    json={"enabled": False, "email": f"new{n}@acme.example"},
+                ),
                 other_client.delete(url, headers=auth(ls.reseller)),
             )
             assert delete.status_code == 204

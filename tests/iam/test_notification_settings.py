@@ -23,11 +23,15 @@ def base(reseller_id: int) -> str:
 
 
 async def add(
-    session: AsyncSession, reseller_id: int, email: str, kind: str = "failed_login",
+    session: AsyncSession,
+    reseller_id: int,
+    email: str,
+    kind: str = "failed_login",
     enabled: bool = True,
 ) -> int:
-    row = NotificationSetting(reseller_id=reseller_id, email=email, notification_type=kind,
-                              enabled=enabled)
+    row = NotificationSetting(
+        reseller_id=reseller_id, email=email, notification_type=kind, enabled=enabled
+    )
     session.add(row)
     await session.flush()
     ident = row.id
@@ -40,9 +44,11 @@ class TestCreate:
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         rid = ls.reseller_account.id
-        r = await client.post(base(rid), headers=auth(ls.reseller),
-                              json={"notification_type": "deletion_request",
-                                    "email": "alerts@acme.example"})
+        r = await client.post(
+            base(rid),
+            headers=auth(ls.reseller),
+            json={"notification_type": "deletion_request", "email": "alerts@acme.example"},
+        )
         assert r.status_code == 201, r.text
         got = r.json()
         assert set(got) == KEYS
@@ -53,9 +59,11 @@ class TestCreate:
         assert read.json() == got
 
     async def test_enabled_false(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                              json={"notification_type": "failed_login",
-                                    "email": "a@acme.example", "enabled": False})
+        r = await client.post(
+            base(ls.reseller_account.id),
+            headers=auth(ls.reseller),
+            json={"notification_type": "failed_login", "email": "a@acme.example", "enabled": False},
+        )
         assert r.status_code == 201
         assert r.json()["enabled"] is False
 
@@ -73,8 +81,7 @@ class TestCreate:
         self, client: httpx.AsyncClient, ls: Landscape, over: dict[str, object], field: str
     ):
         body = {"notification_type": "failed_login", "email": "a@acme.example", **over}
-        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                              json=body)
+        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller), json=body)
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
@@ -83,16 +90,18 @@ class TestCreate:
     ):
         email = "a" * 63 + "@" + ".".join(["b" * 60, "c" * 60, "d" * 60]) + ".example"
         assert len(email) == 254
-        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                              json={"notification_type": "failed_login", "email": email})
+        r = await client.post(
+            base(ls.reseller_account.id),
+            headers=auth(ls.reseller),
+            json={"notification_type": "failed_login", "email": email},
+        )
         assert r.status_code == 201, r.text
 
     @pytest.mark.parametrize("field", ["notification_type", "email"])
     async def test_required_fields(self, client: httpx.AsyncClient, ls: Landscape, field: str):
         body = {"notification_type": "failed_login", "email": "a@acme.example"}
         del body[field]
-        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                              json=body)
+        r = await client.post(base(ls.reseller_account.id), headers=auth(ls.reseller), json=body)
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [field]
 
@@ -104,8 +113,7 @@ class TestList:
         rid = ls.reseller_account.id
         ids = [await add(session, rid, f"n{i}@acme.example") for i in range(5)]
         await add(session, ls.other_reseller_account.id, "other@other.example")
-        r = await client.get(base(rid), headers=auth(ls.reseller),
-                             params={"limit": 2, "offset": 2})
+        r = await client.get(base(rid), headers=auth(ls.reseller), params={"limit": 2, "offset": 2})
         assert r.status_code == 200
         got = r.json()
         assert set(got) == {"count", "next", "previous", "results"}
@@ -135,8 +143,9 @@ class TestList:
         d = await add(session, rid, "a@acme.example", "deletion_request")
 
         async def order(value: str, **params: object) -> list[int]:
-            r = await client.get(base(rid), headers=auth(ls.reseller),
-                                 params={"ordering": value, **params})
+            r = await client.get(
+                base(rid), headers=auth(ls.reseller), params={"ordering": value, **params}
+            )
             assert r.status_code == 200, r.text
             return [x["id"] for x in r.json()["results"]]
 
@@ -148,21 +157,22 @@ class TestList:
         pages = [await order("email", limit=1, offset=i) for i in range(4)]
         assert [p[0] for p in pages] == [b, d, a, c]
 
-    async def test_unknown_ordering_field_is_400(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
-        r = await client.get(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                             params={"ordering": "-created"})
+    async def test_unknown_ordering_field_is_400(self, client: httpx.AsyncClient, ls: Landscape):
+        r = await client.get(
+            base(ls.reseller_account.id), headers=auth(ls.reseller), params={"ordering": "-created"}
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["ordering"]
 
-    @pytest.mark.parametrize(("param", "value"), [("limit", 0), ("limit", 1001),
-                                                  ("offset", -1), ("limit", "x")])
+    @pytest.mark.parametrize(
+        ("param", "value"), [("limit", 0), ("limit", 1001), ("offset", -1), ("limit", "x")]
+    )
     async def test_bounds_of_limit_and_offset(
         self, client: httpx.AsyncClient, ls: Landscape, param: str, value: object
     ):
-        r = await client.get(base(ls.reseller_account.id), headers=auth(ls.reseller),
-                             params={param: value})
+        r = await client.get(
+            base(ls.reseller_account.id), headers=auth(ls.reseller), params={param: value}
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [param]
 
@@ -173,25 +183,41 @@ class TestUpdateAndDelete:
     ):
         rid = ls.reseller_account.id
         sid = await add(session, rid, "a@acme.example")
-        r = await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
-                               json={"enabled": False})
+        r = await client.patch(
+            f"{base(rid)}/{sid}", headers=auth(ls.reseller), json={"enabled": False}
+        )
         assert r.status_code == 200, r.text
-        assert r.json() == {"id": sid, "reseller": rid, "notification_type": "failed_login",
-                            "email": "a@acme.example", "enabled": False}
-        r = await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
-                               json={"email": "b@acme.example",
-                                     "notification_type": "deletion_request"})
+        assert r.json() == {
+            "id": sid,
+            "reseller": rid,
+            "notification_type": "failed_login",
+            "email": "a@acme.example",
+            "enabled": False,
+        }
+        r = await client.patch(
+            f"{base(rid)}/{sid}",
+            headers=auth(ls.reseller),
+            json={"email": "b@acme.example", "notification_type": "deletion_request"},
+        )
         assert r.json()["enabled"] is False and r.json()["email"] == "b@acme.example"
         read = await client.get(f"{base(rid)}/{sid}", headers=auth(ls.reseller))
         assert read.json() == r.json()
 
     @pytest.mark.parametrize(
         "body",
-        [{"email": None}, {"email": "nope"}, {"notification_type": "x"},
-         {"notification_type": None}, {"enabled": None}],
+        [
+            {"email": None},
+            {"email": "nope"},
+            {"notification_type": "x"},
+            {"notification_type": None},
+            {"enabled": None},
+        ],
     )
     async def test_patch_invalid_is_400(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
         body: dict[str, object],
     ):
         rid = ls.reseller_account.id
@@ -206,8 +232,11 @@ class TestUpdateAndDelete:
         # Left out, a field is kept; sent as null, it gets the error of a wrong type.
         rid = ls.reseller_account.id
         sid = await add(session, rid, "a@acme.example")
-        r = await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
-                               json={"email": "b@acme.example", "enabled": None})
+        r = await client.patch(
+            f"{base(rid)}/{sid}",
+            headers=auth(ls.reseller),
+            json={"email": "b@acme.example", "enabled": None},
+        )
         assert r.status_code == 400
         assert r.json()["errors"] == {"enabled": ["Input should be a valid boolean."]}
         read = await client.get(f"{base(rid)}/{sid}", headers=auth(ls.reseller))
@@ -228,8 +257,11 @@ class TestUpdateAndDelete:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         other = await add(session, ls.other_reseller_account.id, "o@other.example")
-        r = await client.patch(f"{base(ls.reseller_account.id)}/{other}",
-                               headers=auth(ls.reseller), json={"enabled": False})
+        r = await client.patch(
+            f"{base(ls.reseller_account.id)}/{other}",
+            headers=auth(ls.reseller),
+            json={"enabled": False},
+        )
         assert r.status_code == 404
 
 
@@ -243,10 +275,14 @@ class TestAccess:
         assert missing.status_code == 404
         calls = [
             client.get(base(other), headers=auth(ls.reseller)),
-            client.post(base(other), headers=auth(ls.reseller),
-                        json={"notification_type": "failed_login", "email": "x@a.example"}),
-            client.patch(f"{base(other)}/{sid}", headers=auth(ls.reseller),
-                         json={"enabled": False}),
+            client.post(
+                base(other),
+                headers=auth(ls.reseller),
+                json={"notification_type": "failed_login", "email": "x@a.example"},
+            ),
+            client.patch(
+                f"{base(other)}/{sid}", headers=auth(ls.reseller), json={"enabled": False}
+            ),
             client.delete(f"{base(other)}/{sid}", headers=auth(ls.reseller)),
         ]
         for call in calls:
@@ -255,12 +291,13 @@ class TestAccess:
             assert r.json()["message"] == missing.json()["message"]
         assert await count(session, NotificationSetting) == 1
 
-    async def test_operator_manages_any_reseller(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
+    async def test_operator_manages_any_reseller(self, client: httpx.AsyncClient, ls: Landscape):
         rid = ls.other_reseller_account.id
-        r = await client.post(base(rid), headers=auth(ls.operator),
-                              json={"notification_type": "failed_login", "email": "x@a.example"})
+        r = await client.post(
+            base(rid),
+            headers=auth(ls.operator),
+            json={"notification_type": "failed_login", "email": "x@a.example"},
+        )
         assert r.status_code == 201
         assert r.json()["reseller"] == rid
         listed = await client.get(base(rid), headers=auth(ls.operator))
@@ -288,18 +325,23 @@ class TestUserActions:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         rid = ls.reseller_account.id
-        r = await client.post(base(rid), headers=auth(ls.reseller),
-                              json={"notification_type": "failed_login", "email": "a@a.example"})
+        r = await client.post(
+            base(rid),
+            headers=auth(ls.reseller),
+            json={"notification_type": "failed_login", "email": "a@a.example"},
+        )
         sid = r.json()["id"]
-        await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
-                           json={"enabled": True})  # no change: no event
-        await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller),
-                           json={"enabled": False})
+        await client.patch(
+            f"{base(rid)}/{sid}", headers=auth(ls.reseller), json={"enabled": True}
+        )  # no change: no event
+        await client.patch(f"{base(rid)}/{sid}", headers=auth(ls.reseller), json={"enabled": False})
         await client.delete(f"{base(rid)}/{sid}", headers=auth(ls.reseller))
         found = await events(session)
         assert [e["action_type"] for e in found] == ["create", "update", "delete"]
         assert all(e["api_group"] == "notification_settings" for e in found)
         assert all(e["client_id"] == rid for e in found)
-        assert all(e["resources"] == [{"resource_id": str(sid),
-                                       "resource_type": "notification_setting"}] for e in found)
+        assert all(
+            e["resources"] == [{"resource_id": str(sid), "resource_type": "notification_setting"}]
+            for e in found
+        )
         assert found[1]["action_data"] == {"enabled": False}

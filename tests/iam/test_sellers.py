@@ -15,8 +15,11 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 def seller_body(**over: object) -> dict[str, object]:
-    body: dict[str, object] = {"email": "jane@sales.example", "full_name": "Jane Seller",
-                               "phone": "+1 (555) 0100"}
+    body: dict[str, object] = {
+        "email": "jane@sales.example",
+        "full_name": "Jane Seller",
+        "phone": "+1 (555) 0100",
+    }
     body.update(over)
     return body
 
@@ -35,8 +38,11 @@ class TestCreateSeller:
 
     async def test_duplicate_email_is_conflict(self, client: httpx.AsyncClient, ls: Landscape):
         await client.post("/iam/admin/sellers", json=seller_body(), headers=auth(ls.reseller))
-        r = await client.post("/iam/admin/sellers", json=seller_body(email="JANE@sales.example"),
-                              headers=auth(ls.other_reseller))
+        r = await client.post(
+            "/iam/admin/sellers",
+            json=seller_body(email="JANE@sales.example"),
+            headers=auth(ls.other_reseller),
+        )
         assert r.status_code == 409
         assert r.json()["exception_class"] == "ConflictError"
         assert "email" in r.json()["errors"]
@@ -54,8 +60,9 @@ class TestCreateSeller:
     async def test_invalid_field_is_400_naming_it(
         self, client: httpx.AsyncClient, ls: Landscape, field: str, value: str
     ):
-        r = await client.post("/iam/admin/sellers", json=seller_body(**{field: value}),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            "/iam/admin/sellers", json=seller_body(**{field: value}), headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         body = r.json()
         assert body["exception_class"] == "ValidationError"
@@ -63,15 +70,17 @@ class TestCreateSeller:
         assert body["message"].startswith(f"{field}: ")
 
     async def test_missing_required_field(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.post("/iam/admin/sellers", json={"email": "a@b.example"},
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            "/iam/admin/sellers", json={"email": "a@b.example"}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert "full_name" in r.json()["errors"]
 
     @pytest.mark.parametrize("who", ["client_admin", "client_member"])
     async def test_clients_are_forbidden(self, client: httpx.AsyncClient, ls: Landscape, who: str):
-        r = await client.post("/iam/admin/sellers", json=seller_body(),
-                              headers=auth(getattr(ls, who)))
+        r = await client.post(
+            "/iam/admin/sellers", json=seller_body(), headers=auth(getattr(ls, who))
+        )
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
 
@@ -87,9 +96,11 @@ class TestCreateSeller:
     async def test_operator_reseller_must_be_a_reseller(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.post("/iam/admin/sellers",
-                              json=seller_body(reseller=ls.client_account.id),
-                              headers=auth(ls.operator))
+        r = await client.post(
+            "/iam/admin/sellers",
+            json=seller_body(reseller=ls.client_account.id),
+            headers=auth(ls.operator),
+        )
         assert r.status_code == 400
         assert "reseller" in r.json()["errors"]
 
@@ -160,8 +171,9 @@ class TestUpdateSeller:
     ):
         seller = await make_seller(session, ls.reseller_account)
         await session.commit()
-        r = await client.patch(f"/iam/admin/sellers/{seller.id}", json={"phone": "1"},
-                               headers=auth(ls.reseller))
+        r = await client.patch(
+            f"/iam/admin/sellers/{seller.id}", json={"phone": "1"}, headers=auth(ls.reseller)
+        )
         assert r.status_code == 400
         assert set(r.json()["errors"]) == {"email", "full_name"}
 
@@ -202,15 +214,23 @@ class TestUserActions:
 
         from cloudadmin.db.models import UserActionEvent
 
-        r = await client.post("/iam/admin/sellers", json=seller_body(),
-                              headers={**auth(ls.reseller), "User-Agent": "pytest-agent"})
+        r = await client.post(
+            "/iam/admin/sellers",
+            json=seller_body(),
+            headers={**auth(ls.reseller), "User-Agent": "pytest-agent"},
+        )
         sid = r.json()["id"]
-        await client.patch(f"/iam/admin/sellers/{sid}",
-                           json={"email": "jane@sales.example", "full_name": "Renamed"},
-                           headers=auth(ls.reseller))
+        await client.patch(
+            f"/iam/admin/sellers/{sid}",
+            json={"email": "jane@sales.example", "full_name": "Renamed"},
+            headers=auth(ls.reseller),
+        )
         await client.post("/iam/admin/sellers", json=seller_body(), headers=auth(ls.reseller))
-        events = (await session.execute(
-            select(UserActionEvent).order_by(UserActionEvent.id))).scalars().all()
+        events = (
+            (await session.execute(select(UserActionEvent).order_by(UserActionEvent.id)))
+            .scalars()
+            .all()
+        )
         assert [e.body["action_type"] for e in events] == ["create", "update"]
         created, updated = (e.body for e in events)
         assert created["api_group"] == "seller"

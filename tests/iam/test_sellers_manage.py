@@ -14,8 +14,17 @@ from cloudadmin.db.models import Client, Seller
 from tests.factories import Landscape, auth, landscape, make_client, make_seller
 from tests.iam.accounts_helpers import events, fresh
 
-SELLER_KEYS = {"id", "email", "full_name", "phone", "reseller_name", "company", "date_joined",
-               "activated", "deleted"}
+SELLER_KEYS = {
+    "id",
+    "email",
+    "full_name",
+    "phone",
+    "reseller_name",
+    "company",
+    "date_joined",
+    "activated",
+    "deleted",
+}
 
 
 class Shop:
@@ -33,16 +42,36 @@ async def shop(session: AsyncSession) -> Shop:
     s = Shop()
     s.ls = await landscape(session)
     start = datetime(2025, 1, 1, tzinfo=UTC)
-    s.ann = await make_seller(session, s.ls.reseller_account, email="Ann@Sales.example",
-                              full_name="Ann Archer", activated=True, date_joined=start,
-                              phone="+1 555")
-    s.bob = await make_seller(session, s.ls.reseller_account, email="bob@sales.example",
-                              full_name="Bob Baker", date_joined=start + timedelta(days=2))
-    s.old = await make_seller(session, s.ls.reseller_account, email="old@sales.example",
-                              full_name="Olga Archer", deleted=True,
-                              date_joined=start + timedelta(days=1))
-    s.stranger = await make_seller(session, s.ls.other_reseller_account,
-                                   email="stranger@other.example", full_name="Stan Archer")
+    s.ann = await make_seller(
+        session,
+        s.ls.reseller_account,
+        email="Ann@Sales.example",
+        full_name="Ann Archer",
+        activated=True,
+        date_joined=start,
+        phone="+1 555",
+    )
+    s.bob = await make_seller(
+        session,
+        s.ls.reseller_account,
+        email="bob@sales.example",
+        full_name="Bob Baker",
+        date_joined=start + timedelta(days=2),
+    )
+    s.old = await make_seller(
+        session,
+        s.ls.reseller_account,
+        email="old@sales.example",
+        full_name="Olga Archer",
+        deleted=True,
+        date_joined=start + timedelta(days=1),
+    )
+    s.stranger = await make_seller(
+        session,
+        s.ls.other_reseller_account,
+        email="stranger@other.example",
+        full_name="Stan Archer",
+    )
     await session.commit()
     return s
 
@@ -101,24 +130,25 @@ class TestListSellers:
             ("?full_name=archer&deleted=false", ["ann"]),
         ],
     )
-    async def test_filters(self, client: httpx.AsyncClient, shop: Shop, query: str,
-                           names: list[str]):
-        assert await listed(client, shop.ls.reseller, query) == [
-            getattr(shop, n).id for n in names]
+    async def test_filters(
+        self, client: httpx.AsyncClient, shop: Shop, query: str, names: list[str]
+    ):
+        assert await listed(client, shop.ls.reseller, query) == [getattr(shop, n).id for n in names]
 
     async def test_id_filters(self, client: httpx.AsyncClient, shop: Shop):
         token = shop.ls.reseller
         assert await listed(client, token, f"?id={shop.bob.id}") == [shop.bob.id]
         assert await listed(client, token, f"?id={shop.stranger.id}") == []
-        assert await listed(client, token, f"?id__in={shop.old.id},{shop.ann.id},9999999999"
-                            ) == [shop.ann.id, shop.old.id]
+        assert await listed(client, token, f"?id__in={shop.old.id},{shop.ann.id},9999999999") == [
+            shop.ann.id,
+            shop.old.id,
+        ]
         digits = str(shop.bob.id)[-2:]
         expected = [s.id for s in (shop.ann, shop.bob, shop.old) if digits in str(s.id)]
         assert await listed(client, token, f"?id__contains={digits}") == expected
 
     async def test_operator_filters_by_reseller_name(self, client: httpx.AsyncClient, shop: Shop):
-        assert await listed(client, shop.ls.operator, "?reseller_name=OTHER") == [
-            shop.stranger.id]
+        assert await listed(client, shop.ls.operator, "?reseller_name=OTHER") == [shop.stranger.id]
 
     @pytest.mark.parametrize(
         ("query", "order"),
@@ -130,10 +160,10 @@ class TestListSellers:
             ("?ordering=email", ["ann", "bob", "old"]),
         ],
     )
-    async def test_ordering(self, client: httpx.AsyncClient, shop: Shop, query: str,
-                            order: list[str]):
-        assert await listed(client, shop.ls.reseller, query) == [
-            getattr(shop, n).id for n in order]
+    async def test_ordering(
+        self, client: httpx.AsyncClient, shop: Shop, query: str, order: list[str]
+    ):
+        assert await listed(client, shop.ls.reseller, query) == [getattr(shop, n).id for n in order]
 
     @pytest.mark.parametrize(
         ("query", "field"),
@@ -173,10 +203,12 @@ class TestDeleteSeller:
     async def test_reseller_deletes_its_seller_and_its_clients_lose_it(
         self, client: httpx.AsyncClient, shop: Shop, session: AsyncSession
     ):
-        served = await make_client(session, reseller_id=shop.ls.reseller_account.id,
-                                   seller_id=shop.bob.id)
-        kept = await make_client(session, reseller_id=shop.ls.reseller_account.id,
-                                 seller_id=shop.ann.id)
+        served = await make_client(
+            session, reseller_id=shop.ls.reseller_account.id, seller_id=shop.bob.id
+        )
+        kept = await make_client(
+            session, reseller_id=shop.ls.reseller_account.id, seller_id=shop.ann.id
+        )
         await session.commit()
         r = await client.delete(url(shop.bob.id), headers=auth(shop.ls.reseller))
         assert r.status_code == 204, r.text
@@ -186,8 +218,7 @@ class TestDeleteSeller:
         # Still read, marked deleted.
         got = await client.get(url(shop.bob.id), headers=auth(shop.ls.reseller))
         assert got.status_code == 200 and got.json()["deleted"] is True
-        assert await listed(client, shop.ls.reseller, "?deleted=true") == [
-            shop.bob.id, shop.old.id]
+        assert await listed(client, shop.ls.reseller, "?deleted=true") == [shop.bob.id, shop.old.id]
 
     async def test_a_deleted_seller_is_not_assignable(
         self, client: httpx.AsyncClient, shop: Shop, session: AsyncSession
@@ -195,8 +226,11 @@ class TestDeleteSeller:
         account = await make_client(session, reseller_id=shop.ls.reseller_account.id)
         await session.commit()
         await client.delete(url(shop.bob.id), headers=auth(shop.ls.reseller))
-        r = await client.patch(f"/iam/clients/{account.id}", json={"seller": shop.bob.id},
-                               headers=auth(shop.ls.reseller))
+        r = await client.patch(
+            f"/iam/clients/{account.id}",
+            json={"seller": shop.bob.id},
+            headers=auth(shop.ls.reseller),
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["seller"]
 
@@ -205,8 +239,11 @@ class TestDeleteSeller:
     ):
         again = await client.delete(url(shop.old.id), headers=auth(shop.ls.reseller))
         assert again.status_code == 404
-        r = await client.patch(url(shop.old.id), headers=auth(shop.ls.reseller),
-                               json={"email": "x@sales.example", "full_name": "X"})
+        r = await client.patch(
+            url(shop.old.id),
+            headers=auth(shop.ls.reseller),
+            json={"email": "x@sales.example", "full_name": "X"},
+        )
         assert r.status_code == 404
 
     async def test_operator_deletes_any_seller(self, client: httpx.AsyncClient, shop: Shop):
@@ -247,4 +284,5 @@ class TestDeleteSeller:
         found = await events(session)
         assert [(e["action_type"], e["api_group"]) for e in found] == [("delete", "seller")]
         assert found[0]["resources"] == [
-            {"resource_id": str(shop.ann.id), "resource_type": "seller"}]
+            {"resource_id": str(shop.ann.id), "resource_type": "seller"}
+        ]

@@ -36,14 +36,19 @@ def url(client_id: int, token_id: int | None = None) -> str:
 
 
 def body(**over: object) -> dict[str, object]:
-    b: dict[str, object] = {"name": "CI", "description": "deploys", "exp_date": None,
-                            "client_user": {"role": USERS}}
+    b: dict[str, object] = {
+        "name": "CI",
+        "description": "deploys",
+        "exp_date": None,
+        "client_user": {"role": USERS},
+    }
     b.update(over)
     return b
 
 
-async def issue(client: httpx.AsyncClient, token: str, client_id: int,
-                **over: object) -> dict[str, Any]:
+async def issue(
+    client: httpx.AsyncClient, token: str, client_id: int, **over: object
+) -> dict[str, Any]:
     r = await client.post(url(client_id), json=body(**over), headers=auth(token))
     assert r.status_code == 200, r.text
     return dict(r.json())
@@ -84,12 +89,20 @@ class TestCreateToken:
         token = got.pop("token")
         created = got.pop("created")
         assert got == {
-            "id": got["id"], "name": "CI", "description": "deploys", "exp_date": None,
-            "deleted": False, "expired": False,
-            "client_user": {"deleted": False, "user_id": ls.admin_user.id,
-                            "user_name": ls.admin_user.email,
-                            "user_email": ls.admin_user.email, "client_id": cid,
-                            "role": USERS},
+            "id": got["id"],
+            "name": "CI",
+            "description": "deploys",
+            "exp_date": None,
+            "deleted": False,
+            "expired": False,
+            "client_user": {
+                "deleted": False,
+                "user_id": ls.admin_user.id,
+                "user_name": ls.admin_user.email,
+                "user_email": ls.admin_user.email,
+                "client_id": cid,
+                "role": USERS,
+            },
         }
         assert created.endswith("Z")
         assert token.startswith(f"{got['id']}_") and len(secret_of(token)) >= 40
@@ -100,8 +113,9 @@ class TestCreateToken:
         assert r.status_code == 200, r.text
 
     async def test_exp_date_is_kept(self, client: httpx.AsyncClient, ls: Landscape):
-        got = await issue(client, ls.client_admin, ls.client_account.id,
-                          exp_date="2099-01-02T03:04:05.000000Z")
+        got = await issue(
+            client, ls.client_admin, ls.client_account.id, exp_date="2099-01-02T03:04:05.000000Z"
+        )
         assert got["exp_date"] == "2099-01-02T03:04:05Z"
         assert got["expired"] is False
 
@@ -110,8 +124,7 @@ class TestCreateToken:
         assert got["client_user"]["user_id"] == ls.member_user.id
         assert got["client_user"]["role"] == USERS
 
-    @pytest.mark.parametrize(("who", "role"), [("client_admin", ADMINS),
-                                                ("client_member", USERS)])
+    @pytest.mark.parametrize(("who", "role"), [("client_admin", ADMINS), ("client_member", USERS)])
     async def test_without_a_role_the_token_takes_the_issuers(
         self, client: httpx.AsyncClient, ls: Landscape, who: str, role: dict[str, object]
     ):
@@ -119,8 +132,12 @@ class TestCreateToken:
         assert got["client_user"]["role"] == role
 
     async def test_role_by_name_alone(self, client: httpx.AsyncClient, ls: Landscape):
-        got = await issue(client, ls.client_admin, ls.client_account.id,
-                          client_user={"role": {"name": "Engineers"}})
+        got = await issue(
+            client,
+            ls.client_admin,
+            ls.client_account.id,
+            client_user={"role": {"name": "Engineers"}},
+        )
         assert got["client_user"]["role"] == ENGINEERS
 
     async def test_reseller_and_operator_issue_in_their_own_account(
@@ -136,74 +153,101 @@ class TestCreateToken:
     async def test_not_in_a_clients_account_403(
         self, client: httpx.AsyncClient, ls: Landscape, who: str
     ):
-        r = await client.post(url(ls.client_account.id), json=body(),
-                              headers=auth(getattr(ls, who)))
+        r = await client.post(
+            url(ls.client_account.id), json=body(), headers=auth(getattr(ls, who))
+        )
         assert r.status_code == 403, r.text
 
-    @pytest.mark.parametrize(("who", "account"), [
-        ("other_reseller", "client_account"), ("client_admin", "reseller_account"),
-        ("client_member", "other_reseller_account")])
+    @pytest.mark.parametrize(
+        ("who", "account"),
+        [
+            ("other_reseller", "client_account"),
+            ("client_admin", "reseller_account"),
+            ("client_member", "other_reseller_account"),
+        ],
+    )
     async def test_another_tenants_account_404(
         self, client: httpx.AsyncClient, ls: Landscape, who: str, account: str
     ):
-        r = await client.post(url(getattr(ls, account).id), json=body(),
-                              headers=auth(getattr(ls, who)))
+        r = await client.post(
+            url(getattr(ls, account).id), json=body(), headers=auth(getattr(ls, who))
+        )
         assert r.status_code == 404, r.text
         assert r.json()["message"] == "Account not found."
 
     @pytest.mark.parametrize("role", [ADMINS, ENGINEERS])
     async def test_role_above_the_issuers_is_400(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        role: dict[str, object]
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        role: dict[str, object],
     ):
-        r = await client.post(url(ls.client_account.id), json=body(client_user={"role": role}),
-                              headers=auth(ls.client_member))
+        r = await client.post(
+            url(ls.client_account.id),
+            json=body(client_user={"role": role}),
+            headers=auth(ls.client_member),
+        )
         assert r.status_code == 400, r.text
         assert r.json()["errors"] == {
-            "client_user.role": [f"Can't create token with role {role['name']}"]}
-        assert (await session.execute(select(ApiKey).where(
-            ApiKey.user_id == ls.member_user.id))).scalars().all().__len__() == 1
+            "client_user.role": [f"Can't create token with role {role['name']}"]
+        }
+        assert (
+            await session.execute(select(ApiKey).where(ApiKey.user_id == ls.member_user.id))
+        ).scalars().all().__len__() == 1
         await session.commit()
 
     async def test_a_users_token_of_an_admin_cannot_issue_an_admin_token(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         limited = (await issue(client, ls.client_admin, ls.client_account.id))["token"]
-        r = await client.post(url(ls.client_account.id), json=body(client_user={"role": ADMINS}),
-                              headers=auth(limited))
+        r = await client.post(
+            url(ls.client_account.id),
+            json=body(client_user={"role": ADMINS}),
+            headers=auth(limited),
+        )
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == ["client_user.role"]
 
-    @pytest.mark.parametrize("role", [{"id": 100}, {"name": "Fake role"},
-                                      {"id": 1, "name": "Users"}, {"id": 0}])
+    @pytest.mark.parametrize(
+        "role", [{"id": 100}, {"name": "Fake role"}, {"id": 1, "name": "Users"}, {"id": 0}]
+    )
     async def test_invalid_role_is_400(
         self, client: httpx.AsyncClient, ls: Landscape, role: dict[str, object]
     ):
-        r = await client.post(url(ls.client_account.id), json=body(client_user={"role": role}),
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            url(ls.client_account.id),
+            json=body(client_user={"role": role}),
+            headers=auth(ls.client_admin),
+        )
         assert r.status_code == 400, r.text
         assert r.json()["errors"]["client_user.role"][0].startswith("Invalid role:")
 
-    @pytest.mark.parametrize(("over", "field"), [
-        ({"name": ""}, "name"), ({"name": "n" * 256}, "name"), ({"name": None}, "name"),
-        ({"description": "d" * 256}, "description"),
-        ({"exp_date": "tomorrow"}, "exp_date"), ({"exp_date": "2020-01-01T00:00:00Z"}, "exp_date"),
-        ({"client_user": "Users"}, "client_user"),
-        ({"client_user": {"role": {"id": "x"}}}, "client_user.role.id"),
-        ({"client_user": {"role": {"id": 2**31}}}, "client_user.role.id"),
-    ])
+    @pytest.mark.parametrize(
+        ("over", "field"),
+        [
+            ({"name": ""}, "name"),
+            ({"name": "n" * 256}, "name"),
+            ({"name": None}, "name"),
+            ({"description": "d" * 256}, "description"),
+            ({"exp_date": "tomorrow"}, "exp_date"),
+            ({"exp_date": "2020-01-01T00:00:00Z"}, "exp_date"),
+            ({"client_user": "Users"}, "client_user"),
+            ({"client_user": {"role": {"id": "x"}}}, "client_user.role.id"),
+            ({"client_user": {"role": {"id": 2**31}}}, "client_user.role.id"),
+        ],
+    )
     async def test_invalid_body_is_400_naming_the_field(
         self, client: httpx.AsyncClient, ls: Landscape, over: dict[str, object], field: str
     ):
-        r = await client.post(url(ls.client_account.id), json=body(**over),
-                              headers=auth(ls.client_admin))
+        r = await client.post(
+            url(ls.client_account.id), json=body(**over), headers=auth(ls.client_admin)
+        )
         assert r.status_code == 400, r.text
         assert field in r.json()["errors"], r.text
 
     @pytest.mark.parametrize("missing", ["name", "exp_date", "client_user"])
-    async def test_required_fields(
-        self, client: httpx.AsyncClient, ls: Landscape, missing: str
-    ):
+    async def test_required_fields(self, client: httpx.AsyncClient, ls: Landscape, missing: str):
         b = body()
         del b[missing]
         r = await client.post(url(ls.client_account.id), json=b, headers=auth(ls.client_admin))
@@ -230,17 +274,19 @@ class TestCreateToken:
         got = await issue(client, ls.client_admin, ls.client_account.id)
         [made] = [e for e in await events(session) if e["api_group"] == "api_token"]
         assert made["action_type"] == "create"
-        assert made["resources"] == [{"resource_id": str(got["id"]),
-                                      "resource_type": "api_token"}]
+        assert made["resources"] == [{"resource_id": str(got["id"]), "resource_type": "api_token"}]
         assert secret_of(got["token"]) not in str(made)
 
 
 class TestListTokens:
-    async def _two_tokens(self, client: httpx.AsyncClient, ls: Landscape
-                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _two_tokens(
+        self, client: httpx.AsyncClient, ls: Landscape
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         cid = ls.client_account.id
-        return (await issue(client, ls.client_admin, cid, client_user={"role": ENGINEERS}),
-                await issue(client, ls.client_member, cid, name="mine"))
+        return (
+            await issue(client, ls.client_admin, cid, client_user={"role": ENGINEERS}),
+            await issue(client, ls.client_member, cid, name="mine"),
+        )
 
     @pytest.mark.parametrize("who", ["client_admin", "reseller", "operator"])
     async def test_every_token_of_the_account_without_secrets(
@@ -265,9 +311,14 @@ class TestListTokens:
         assert {t["client_user"]["user_id"] for t in r.json()} == {ls.member_user.id}
         assert member_t["id"] in [t["id"] for t in r.json()]
 
-    @pytest.mark.parametrize(("who", "account"), [
-        ("other_reseller", "client_account"), ("client_admin", "reseller_account"),
-        ("client_member", "other_reseller_account")])
+    @pytest.mark.parametrize(
+        ("who", "account"),
+        [
+            ("other_reseller", "client_account"),
+            ("client_admin", "reseller_account"),
+            ("client_member", "other_reseller_account"),
+        ],
+    )
     async def test_another_tenants_account_404(
         self, client: httpx.AsyncClient, ls: Landscape, who: str, account: str
     ):
@@ -296,14 +347,22 @@ class TestListTokens:
         assert await ids(deleted="true") == [admin_t["id"]]
         assert admin_t["id"] not in await ids()
 
-    @pytest.mark.parametrize("params", [{"issued_by": "abc"}, {"issued_by": 2**31},
-                                        {"not_issued_by": -1}, {"deleted": "maybe"},
-                                        {"role": "r" * 101}])
+    @pytest.mark.parametrize(
+        "params",
+        [
+            {"issued_by": "abc"},
+            {"issued_by": 2**31},
+            {"not_issued_by": -1},
+            {"deleted": "maybe"},
+            {"role": "r" * 101},
+        ],
+    )
     async def test_invalid_query_is_400(
         self, client: httpx.AsyncClient, ls: Landscape, params: dict[str, object]
     ):
-        r = await client.get(url(ls.client_account.id), params=params,
-                             headers=auth(ls.client_admin))
+        r = await client.get(
+            url(ls.client_account.id), params=params, headers=auth(ls.client_admin)
+        )
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == list(params)
 
@@ -314,8 +373,7 @@ class TestGetToken:
         self, client: httpx.AsyncClient, ls: Landscape, who: str
     ):
         made = await issue(client, ls.client_member, ls.client_account.id)
-        r = await client.get(url(ls.client_account.id, made["id"]),
-                             headers=auth(getattr(ls, who)))
+        r = await client.get(url(ls.client_account.id, made["id"]), headers=auth(getattr(ls, who)))
         assert r.status_code == 200, r.text
         assert r.json() == {k: v for k, v in made.items() if k != "token"}
         assert secret_of(made["token"]) not in r.text
@@ -324,32 +382,31 @@ class TestGetToken:
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         made = await issue(client, ls.client_admin, ls.client_account.id)
-        r = await client.get(url(ls.client_account.id, made["id"]),
-                             headers=auth(ls.client_member))
+        r = await client.get(url(ls.client_account.id, made["id"]), headers=auth(ls.client_member))
         assert r.status_code == 403, r.text
 
     async def test_another_tenant_404(self, client: httpx.AsyncClient, ls: Landscape):
         made = await issue(client, ls.client_admin, ls.client_account.id)
-        r = await client.get(url(ls.client_account.id, made["id"]),
-                             headers=auth(ls.other_reseller))
+        r = await client.get(url(ls.client_account.id, made["id"]), headers=auth(ls.other_reseller))
         assert r.status_code == 404, r.text
 
     async def test_a_token_of_another_account_under_ones_own_404(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         made = await issue(client, ls.reseller, ls.reseller_account.id)
-        r = await client.get(url(ls.client_account.id, made["id"]),
-                             headers=auth(ls.client_admin))
+        r = await client.get(url(ls.client_account.id, made["id"]), headers=auth(ls.client_admin))
         assert r.status_code == 404, r.text
         assert r.json()["message"] == "API token not found."
 
-    @pytest.mark.parametrize(("token_id", "status"), [("0", 400), ("abc", 400),
-                                                       (str(2**31), 400), ("999999", 404)])
+    @pytest.mark.parametrize(
+        ("token_id", "status"), [("0", 400), ("abc", 400), (str(2**31), 400), ("999999", 404)]
+    )
     async def test_bad_or_unknown_id(
         self, client: httpx.AsyncClient, ls: Landscape, token_id: str, status: int
     ):
-        r = await client.get(f"{url(ls.client_account.id)}/{token_id}",
-                             headers=auth(ls.client_admin))
+        r = await client.get(
+            f"{url(ls.client_account.id)}/{token_id}", headers=auth(ls.client_admin)
+        )
         assert r.status_code == status, r.text
 
 
@@ -360,8 +417,9 @@ class TestDeleteToken:
     ):
         cid = ls.client_account.id
         made = await issue(client, ls.client_member, cid)
-        assert (await client.get(url(cid, made["id"]), headers=auth(made["token"]))
-                ).status_code == 200
+        assert (
+            await client.get(url(cid, made["id"]), headers=auth(made["token"]))
+        ).status_code == 200
         r = await client.delete(url(cid, made["id"]), headers=auth(getattr(ls, who)))
         assert r.status_code == 204, r.text
         r = await client.get(url(cid, made["id"]), headers=auth(made["token"]))
@@ -375,8 +433,9 @@ class TestDeleteToken:
         self, client: httpx.AsyncClient, ls: Landscape
     ):
         made = await issue(client, ls.client_admin, ls.client_account.id)
-        r = await client.delete(url(ls.client_account.id, made["id"]),
-                                headers=auth(ls.client_member))
+        r = await client.delete(
+            url(ls.client_account.id, made["id"]), headers=auth(ls.client_member)
+        )
         assert r.status_code == 403, r.text
         r = await client.get(url(ls.client_account.id, made["id"]), headers=auth(made["token"]))
         assert r.status_code == 200
@@ -386,8 +445,9 @@ class TestDeleteToken:
         self, client: httpx.AsyncClient, ls: Landscape, who: str, status: int
     ):
         made = await issue(client, ls.reseller, ls.reseller_account.id)
-        r = await client.delete(url(ls.reseller_account.id, made["id"]),
-                                headers=auth(getattr(ls, who)))
+        r = await client.delete(
+            url(ls.reseller_account.id, made["id"]), headers=auth(getattr(ls, who))
+        )
         assert r.status_code == status, r.text
         r = await client.get(url(ls.reseller_account.id, made["id"]), headers=auth(made["token"]))
         assert r.status_code == 200
@@ -398,8 +458,9 @@ class TestExpiry:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         cid = ls.client_account.id
-        made = await issue(client, ls.client_admin, cid,
-                           exp_date=(utcnow() + timedelta(hours=1)).isoformat())
+        made = await issue(
+            client, ls.client_admin, cid, exp_date=(utcnow() + timedelta(hours=1)).isoformat()
+        )
         assert (await client.get(url(cid), headers=auth(made["token"]))).status_code == 200
         await set_key(session, made["id"], expires_at=utcnow() - timedelta(seconds=1))
         r = await client.get(url(cid), headers=auth(made["token"]))
@@ -410,8 +471,11 @@ class TestExpiry:
 
 class TestLastUsage:
     async def test_written_at_most_once_a_minute(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        key_updates: list[str]
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        key_updates: list[str],
     ):
         cid = ls.client_account.id
         made = await issue(client, ls.client_admin, cid, client_user={"role": ADMINS})
@@ -420,8 +484,9 @@ class TestLastUsage:
         h = auth(made["token"])
         for _ in range(3):  # reads (autocommit) and changes (the request's transaction)
             assert (await client.get(url(cid), headers=h)).status_code == 200
-            assert (await client.patch(f"/iam/clients/{cid}", json={}, headers=h)
-                    ).status_code == 200
+            assert (
+                await client.patch(f"/iam/clients/{cid}", json={}, headers=h)
+            ).status_code == 200
         assert len(key_updates) == 1, key_updates
         first = (await fresh(session, ApiKey, made["id"])).last_usage
         assert first is not None and utcnow() - first < timedelta(minutes=1)
@@ -438,8 +503,11 @@ class TestLastUsage:
         assert later is not None and later >= first
 
     async def test_a_change_request_notes_it_too(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        key_updates: list[str]
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        key_updates: list[str],
     ):
         cid = ls.client_account.id
         made = await issue(client, ls.client_admin, cid, client_user={"role": ADMINS})
@@ -448,7 +516,6 @@ class TestLastUsage:
         assert r.status_code == 200
         assert len(key_updates) == 1
         assert (await fresh(session, ApiKey, made["id"])).last_usage is not None
-
 
     async def test_a_key_row_held_by_another_transaction_is_not_waited_for(
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession, dialect: str
@@ -459,11 +526,9 @@ class TestLastUsage:
         made = await issue(client, ls.client_admin, cid, client_user={"role": ADMINS})
         # Another transaction holds the key's row (a DELETE of it, a change request
         # that noted its use) while its last_usage is due.
-        await session.execute(update(ApiKey).where(ApiKey.id == made["id"])
-                              .values(last_usage=None))
+        await session.execute(update(ApiKey).where(ApiKey.id == made["id"]).values(last_usage=None))
         try:
-            r = await asyncio.wait_for(client.get(url(cid), headers=auth(made["token"])),
-                                       timeout=5)
+            r = await asyncio.wait_for(client.get(url(cid), headers=auth(made["token"])), timeout=5)
             assert r.status_code == 200, r.text
         finally:
             await session.rollback()
@@ -476,8 +541,9 @@ class TestRoleLimits:
         cid = ls.client_account.id
         limited = (await issue(client, ls.client_admin, cid))["token"]
         full = (await issue(client, ls.client_admin, cid, client_user={"role": ADMINS}))["token"]
-        assert (await client.patch(f"/iam/clients/{cid}", json={}, headers=auth(full))
-                ).status_code == 200
+        assert (
+            await client.patch(f"/iam/clients/{cid}", json={}, headers=auth(full))
+        ).status_code == 200
         r = await client.patch(f"/iam/clients/{cid}", json={}, headers=auth(limited))
         assert r.status_code == 403, r.text
         # It sees the tokens its user issued, as a member would.
@@ -491,8 +557,9 @@ class TestRoleLimits:
         home = (await fresh(session, User, operator.user_id)).client_id
         limited = (await issue(client, ls.operator, home))["token"]
         other = ls.other_reseller_account.id
-        assert (await client.patch(f"/iam/clients/{other}", json={}, headers=auth(ls.operator))
-                ).status_code == 200
+        assert (
+            await client.patch(f"/iam/clients/{other}", json={}, headers=auth(ls.operator))
+        ).status_code == 200
         r = await client.patch(f"/iam/clients/{other}", json={}, headers=auth(limited))
         assert r.status_code == 404, r.text
 
@@ -500,8 +567,9 @@ class TestRoleLimits:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         cid = ls.client_account.id
-        engineer = (await issue(client, ls.client_admin, cid,
-                                client_user={"role": ENGINEERS}))["token"]
+        engineer = (await issue(client, ls.client_admin, cid, client_user={"role": ENGINEERS}))[
+            "token"
+        ]
         user = await session.get(User, ls.admin_user.id)
         assert user is not None
         user.groups = [await session.get(Group, 2)]  # type: ignore[list-item]
@@ -509,8 +577,9 @@ class TestRoleLimits:
         r = await client.get(url(cid), headers=auth(engineer))
         assert r.status_code == 200
         assert {t["client_user"]["user_id"] for t in r.json()} == {ls.admin_user.id}
-        r = await client.post(url(cid), json=body(client_user={"role": ENGINEERS}),
-                              headers=auth(engineer))
+        r = await client.post(
+            url(cid), json=body(client_user={"role": ENGINEERS}), headers=auth(engineer)
+        )
         assert r.status_code == 400, r.text
 
     async def test_a_key_without_a_role_acts_with_its_users_groups(

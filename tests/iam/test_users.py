@@ -23,8 +23,22 @@ from tests.iam.accounts_helpers import (
 
 URL = "/iam/users"
 CREATION_KEYS = {
-    "id", "email", "name", "lang", "phone", "company", "reseller", "client", "deleted",
-    "groups", "activated", "sso_auth", "two_fa", "auth_types", "user_type", "is_active",
+    "id",
+    "email",
+    "name",
+    "lang",
+    "phone",
+    "company",
+    "reseller",
+    "client",
+    "deleted",
+    "groups",
+    "activated",
+    "sso_auth",
+    "two_fa",
+    "auth_types",
+    "user_type",
+    "is_active",
     "client_and_roles",
 }
 
@@ -63,10 +77,14 @@ class TestCreateUser:
         assert got["sso_auth"] is False and got["two_fa"] is False
         assert got["auth_types"] == ["password"]
         assert got["user_type"] == "common" and got["is_active"] is True
-        assert got["client_and_roles"] == [{
-            "client_id": got["client"], "client_company_name": "New Shop Ltd",
-            "user_roles": ["1"], "user_id": got["id"],
-        }]
+        assert got["client_and_roles"] == [
+            {
+                "client_id": got["client"],
+                "client_company_name": "New Shop Ltd",
+                "user_roles": ["1"],
+                "user_id": got["id"],
+            }
+        ]
         account = await fresh(session, Client, got["client"])
         assert account.client_type == "common"
         assert account.reseller_id == ls.reseller_account.id
@@ -85,8 +103,9 @@ class TestCreateUser:
     ):
         r = await client.post(
             URL,
-            json=user_body(lang="de", custom_id="ext-42", country_code="de", is_test=True,
-                           user_type="common"),
+            json=user_body(
+                lang="de", custom_id="ext-42", country_code="de", is_test=True, user_type="common"
+            ),
             headers=auth(ls.reseller),
         )
         assert r.status_code == 201, r.text
@@ -101,8 +120,7 @@ class TestCreateUser:
         user = await fresh(session, User, r.json()["id"])
         token = await make_key(session, user)
         await session.commit()
-        got = await client.patch(f"/iam/clients/{r.json()['client']}", json={},
-                                 headers=auth(token))
+        got = await client.patch(f"/iam/clients/{r.json()['client']}", json={}, headers=auth(token))
         assert got.status_code == 200, got.text
         assert got.json()["currentUser"] == user.id
         assert got.json()["has_active_admin"] is True
@@ -152,8 +170,9 @@ class TestCreateUser:
     ):
         existing = (await fresh(session, User, ls.admin_user.id)).email
         before = await count(session, Client)
-        r = await client.post(URL, json=user_body(email=existing.upper()),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            URL, json=user_body(email=existing.upper()), headers=auth(ls.reseller)
+        )
         assert r.status_code == 409
         assert r.json()["exception_class"] == "ConflictError"
         assert list(r.json()["errors"]) == ["email"]
@@ -171,8 +190,12 @@ class TestCreateUser:
         ],
     )
     async def test_weak_password_is_400(
-        self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
-        password: str, reason: str,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        password: str,
+        reason: str,
     ):
         r = await client.post(URL, json=user_body(password=password), headers=auth(ls.reseller))
         assert r.status_code == 400
@@ -196,16 +219,24 @@ class TestCreateUser:
             ("country_code", "DEU", "country_code"),
             ("is_test", "maybe", "is_test"),
             ("seller", 0, "seller"),
-            ("services", [{"product_name": "WAAP", "available": True}],
-             "services.0.product_name"),
-            ("services", [{"product_name": "CDN", "available": "perhaps"}],
-             "services.0.available"),
-            ("services", [{"product_name": "CDN", "available": True},
-                          {"product_name": "CDN", "available": False}], "services"),
+            ("services", [{"product_name": "WAAP", "available": True}], "services.0.product_name"),
+            ("services", [{"product_name": "CDN", "available": "perhaps"}], "services.0.available"),
+            (
+                "services",
+                [
+                    {"product_name": "CDN", "available": True},
+                    {"product_name": "CDN", "available": False},
+                ],
+                "services",
+            ),
         ],
     )
     async def test_invalid_field_is_400_naming_it(
-        self, client: httpx.AsyncClient, ls: Landscape, field: str, value: object,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        field: str,
+        value: object,
         error_field: str,
     ):
         r = await client.post(URL, json=user_body(**{field: value}), headers=auth(ls.reseller))
@@ -251,27 +282,28 @@ class TestCreateUser:
         r = await client.post(URL, json=user_body())
         assert r.status_code == 401
 
-    async def test_operator_names_the_reseller(
-        self, client: httpx.AsyncClient, ls: Landscape
-    ):
-        r = await client.post(URL, json=user_body(reseller=ls.other_reseller_account.id),
-                              headers=auth(ls.operator))
+    async def test_operator_names_the_reseller(self, client: httpx.AsyncClient, ls: Landscape):
+        r = await client.post(
+            URL, json=user_body(reseller=ls.other_reseller_account.id), headers=auth(ls.operator)
+        )
         assert r.status_code == 201, r.text
         assert r.json()["reseller"] == ls.other_reseller_account.id
 
     async def test_operator_reseller_must_be_a_reseller(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.post(URL, json=user_body(reseller=ls.client_account.id),
-                              headers=auth(ls.operator))
+        r = await client.post(
+            URL, json=user_body(reseller=ls.client_account.id), headers=auth(ls.operator)
+        )
         assert r.status_code == 400
         assert list(r.json()["errors"]) == ["reseller"]
 
     async def test_a_reseller_cannot_create_under_another_reseller(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.post(URL, json=user_body(reseller=ls.other_reseller_account.id),
-                              headers=auth(ls.reseller))
+        r = await client.post(
+            URL, json=user_body(reseller=ls.other_reseller_account.id), headers=auth(ls.reseller)
+        )
         assert r.status_code == 201
         assert r.json()["reseller"] == ls.reseller_account.id
 
@@ -280,8 +312,13 @@ class TestCreateUser:
     ):
         from cloudadmin.db.models import Branding
 
-        session.add(Branding(reseller_id=ls.reseller_account.id, domain="acme.example",
-                             public_settings={"entryBaseDomain": "panel.acme.example"}))
+        session.add(
+            Branding(
+                reseller_id=ls.reseller_account.id,
+                domain="acme.example",
+                public_settings={"entryBaseDomain": "panel.acme.example"},
+            )
+        )
         await session.commit()
         r = await client.post(URL, json=user_body(), headers=auth(ls.reseller))
         account = await fresh(session, Client, r.json()["client"])
@@ -311,8 +348,10 @@ class TestConcurrentCreation:
         )
         assert sorted([first.status_code, second.status_code]) == [201, 400]
         assert await clients_named(session, "New Shop Ltd") == 1
-        assert (await users_with_email(session, "a@shop.example")
-                + await users_with_email(session, "b@shop.example")) == 1
+        assert (
+            await users_with_email(session, "a@shop.example")
+            + await users_with_email(session, "b@shop.example")
+        ) == 1
 
 
 class TestUserActions:
@@ -334,8 +373,6 @@ class TestUserActions:
         assert event["action_data"]["company"] == "New Shop Ltd"
         assert "password" not in event["action_data"]
         assert STRONG_PASSWORD not in str(event)
-
-
 
 
 class TestActivityLog:

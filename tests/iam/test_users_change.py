@@ -29,27 +29,36 @@ class TestPatchUser:
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
     ):
         me = c.ls.member_user
-        r = await client.patch(url(me.id), headers=auth(c.ls.client_member), json={
-            "name": "Mia Member", "phone": "+49 30 1234", "lang": "de",
-            "auth_types": ["password", "sso"],
-        })
+        r = await client.patch(
+            url(me.id),
+            headers=auth(c.ls.client_member),
+            json={
+                "name": "Mia Member",
+                "phone": "+49 30 1234",
+                "lang": "de",
+                "auth_types": ["password", "sso"],
+            },
+        )
         assert r.status_code == 200, r.text
         got = r.json()
         assert set(got) == USER_KEYS
         assert (got["name"], got["phone"], got["lang"]) == ("Mia Member", "+49 30 1234", "de")
         assert got["auth_types"] == ["password", "sso"]
         stored = await fresh(session, User, me.id)
-        assert (stored.name, stored.lang, stored.auth_types) == ("Mia Member", "de",
-                                                                 ["password", "sso"])
+        assert (stored.name, stored.lang, stored.auth_types) == (
+            "Mia Member",
+            "de",
+            ["password", "sso"],
+        )
 
     async def test_absent_fields_are_untouched_and_null_clears(
         self, client: httpx.AsyncClient, c: Cast
     ):
         me = c.ls.member_user
-        await client.patch(url(me.id), headers=auth(c.ls.client_member),
-                           json={"name": "Mia", "phone": "123"})
-        r = await client.patch(url(me.id), headers=auth(c.ls.client_member),
-                               json={"phone": None})
+        await client.patch(
+            url(me.id), headers=auth(c.ls.client_member), json={"name": "Mia", "phone": "123"}
+        )
+        r = await client.patch(url(me.id), headers=auth(c.ls.client_member), json={"phone": None})
         assert r.status_code == 200
         assert r.json()["name"] == "Mia" and r.json()["phone"] is None
 
@@ -57,30 +66,46 @@ class TestPatchUser:
         self, client: httpx.AsyncClient, c: Cast
     ):
         me = c.ls.member_user
-        r = await client.patch(url(me.id), headers=auth(c.ls.client_member), json={
-            "id": 5, "deleted": True, "user_type": "reseller", "is_active": False,
-            "groups": [{"id": 1, "name": "Administrators"}], "client": 1, "name": "Mia",
-        })
+        r = await client.patch(
+            url(me.id),
+            headers=auth(c.ls.client_member),
+            json={
+                "id": 5,
+                "deleted": True,
+                "user_type": "reseller",
+                "is_active": False,
+                "groups": [{"id": 1, "name": "Administrators"}],
+                "client": 1,
+                "name": "Mia",
+            },
+        )
         assert r.status_code == 200
         got = r.json()
         assert got["id"] == me.id and got["deleted"] is False and got["is_active"] is True
         assert got["groups"] == [{"id": 2, "name": "Users"}]
 
     async def test_changing_the_email(self, client: httpx.AsyncClient, c: Cast):
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_admin),
-                               json={"email": "mia@shop.example"})
+        r = await client.patch(
+            url(c.ls.member_user.id),
+            headers=auth(c.ls.client_admin),
+            json={"email": "mia@shop.example"},
+        )
         assert r.status_code == 200
         assert r.json()["email"] == "mia@shop.example"
         # Its own address in another letter case is not "taken".
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_member),
-                               json={"email": "MIA@shop.example"})
+        r = await client.patch(
+            url(c.ls.member_user.id),
+            headers=auth(c.ls.client_member),
+            json={"email": "MIA@shop.example"},
+        )
         assert r.status_code == 200
         assert r.json()["email"] == "MIA@shop.example"
 
     async def test_taken_email_is_409(self, client: httpx.AsyncClient, c: Cast):
         taken = c.foreign_admin.email.upper()
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_member),
-                               json={"email": taken})
+        r = await client.patch(
+            url(c.ls.member_user.id), headers=auth(c.ls.client_member), json={"email": taken}
+        )
         assert r.status_code == 409
         assert r.json()["exception_class"] == "ConflictError"
         assert list(r.json()["errors"]) == ["email"]
@@ -101,12 +126,18 @@ class TestPatchUser:
         ],
     )
     async def test_invalid_value_is_400_naming_the_field(
-        self, client: httpx.AsyncClient, c: Cast, session: AsyncSession, field: str,
+        self,
+        client: httpx.AsyncClient,
+        c: Cast,
+        session: AsyncSession,
+        field: str,
         value: object,
     ):
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_member),
-                               json={field: value, "name": "Changed"} if field != "name"
-                               else {field: value})
+        r = await client.patch(
+            url(c.ls.member_user.id),
+            headers=auth(c.ls.client_member),
+            json={field: value, "name": "Changed"} if field != "name" else {field: value},
+        )
         assert r.status_code == 400
         assert r.json()["exception_class"] == "ValidationError"
         # An item of a list is named with its index (auth_types.0).
@@ -117,8 +148,11 @@ class TestPatchUser:
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
     ):
         # Left out, a field is kept; sent as null, it gets the error of a wrong type.
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_member),
-                               json={"email": None, "lang": None, "auth_types": None})
+        r = await client.patch(
+            url(c.ls.member_user.id),
+            headers=auth(c.ls.client_member),
+            json={"email": None, "lang": None, "auth_types": None},
+        )
         assert r.status_code == 400
         assert r.json()["errors"] == {
             "email": ["Input should be a valid string."],
@@ -131,23 +165,26 @@ class TestPatchUser:
     async def test_client_administrator_updates_a_user_of_its_account(
         self, client: httpx.AsyncClient, c: Cast
     ):
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_admin),
-                               json={"name": "By admin"})
+        r = await client.patch(
+            url(c.ls.member_user.id), headers=auth(c.ls.client_admin), json={"name": "By admin"}
+        )
         assert r.status_code == 200 and r.json()["name"] == "By admin"
 
     @pytest.mark.parametrize("who", ["reseller", "operator"])
     async def test_reseller_and_operator_update_a_user_of_the_client(
         self, client: httpx.AsyncClient, c: Cast, who: str
     ):
-        r = await client.patch(url(c.ls.admin_user.id), headers=auth(getattr(c.ls, who)),
-                               json={"lang": "zh"})
+        r = await client.patch(
+            url(c.ls.admin_user.id), headers=auth(getattr(c.ls, who)), json={"lang": "zh"}
+        )
         assert r.status_code == 200 and r.json()["lang"] == "zh"
 
     async def test_member_may_not_update_another_user(
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
     ):
-        r = await client.patch(url(c.ls.admin_user.id), headers=auth(c.ls.client_member),
-                               json={"name": "Hijacked"})
+        r = await client.patch(
+            url(c.ls.admin_user.id), headers=auth(c.ls.client_member), json={"name": "Hijacked"}
+        )
         assert r.status_code == 403
         assert r.json()["exception_class"] == "PermissionDenied"
         assert (await fresh(session, User, c.ls.admin_user.id)).name is None
@@ -156,8 +193,11 @@ class TestPatchUser:
     async def test_only_an_operator_updates_an_operators_user(
         self, client: httpx.AsyncClient, c: Cast, who: str
     ):
-        r = await client.patch(url(c.boss.id), headers=auth(getattr(c.ls, who)),
-                               json={"email": "taken-over@example.com"})
+        r = await client.patch(
+            url(c.boss.id),
+            headers=auth(getattr(c.ls, who)),
+            json={"email": "taken-over@example.com"},
+        )
         assert r.status_code == 403
         r = await client.patch(url(c.boss.id), headers=auth(c.ls.operator), json={"name": "B"})
         assert r.status_code == 200
@@ -179,8 +219,9 @@ class TestPatchUser:
         self, client: httpx.AsyncClient, c: Cast, session: AsyncSession
     ):
         me = c.ls.member_user
-        await client.patch(url(me.id), headers=auth(c.ls.client_admin),
-                           json={"name": "New", "lang": "en"})  # lang is already en
+        await client.patch(
+            url(me.id), headers=auth(c.ls.client_admin), json={"name": "New", "lang": "en"}
+        )  # lang is already en
         await client.patch(url(me.id), headers=auth(c.ls.client_admin), json={"name": "New"})
         found = await events(session)
         assert len(found) == 1
@@ -278,8 +319,9 @@ class TestDeleteUser:
 
     async def test_a_deleted_user_cannot_be_patched(self, client: httpx.AsyncClient, c: Cast):
         await client.delete(url(c.ls.member_user.id), headers=auth(c.ls.reseller))
-        r = await client.patch(url(c.ls.member_user.id), headers=auth(c.ls.client_admin),
-                               json={"name": "late"})
+        r = await client.patch(
+            url(c.ls.member_user.id), headers=auth(c.ls.client_admin), json={"name": "late"}
+        )
         assert r.status_code == 404
         assert r.json()["message"] == "User not found."
 
@@ -292,5 +334,6 @@ class TestDeleteUser:
         found = await events(session)
         assert [(e["action_type"], e["api_group"]) for e in found] == [("delete", "user")]
         assert found[0]["resources"] == [
-            {"resource_id": str(c.ls.admin_user.id), "resource_type": "user"}]
+            {"resource_id": str(c.ls.admin_user.id), "resource_type": "user"}
+        ]
         assert not await authenticates(client, key)

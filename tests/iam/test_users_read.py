@@ -52,12 +52,14 @@ class TestListUsers:
         r = await client.get("/iam/users", headers=auth(c.ls.client_member))
         member = next(u for u in r.json()["results"] if u["id"] == c.ls.member_user.id)
         assert member["groups"] == [{"id": 2, "name": "Users"}]
-        assert member["client_and_roles"] == [{
-            "client_id": c.ls.client_account.id,
-            "client_company_name": c.ls.client_account.company_name,
-            "user_roles": ["2"],
-            "user_id": c.ls.member_user.id,
-        }]
+        assert member["client_and_roles"] == [
+            {
+                "client_id": c.ls.client_account.id,
+                "client_company_name": c.ls.client_account.company_name,
+                "user_roles": ["2"],
+                "user_id": c.ls.member_user.id,
+            }
+        ]
         assert member["deleted"] is False and member["is_active"] is True
         assert member["user_type"] == "common"
         # Nullable in the provider's schema: present as null.
@@ -93,8 +95,12 @@ class TestGetUser:
     async def test_everyone_reads_itself(self, client: httpx.AsyncClient, c: Cast, who: str):
         token = getattr(c.ls, who)
         listed = (await client.get("/iam/users", headers=auth(token))).json()["results"]
-        mine = {"client_admin": c.ls.admin_user, "client_member": c.ls.member_user,
-                "reseller": c.reseller_user, "operator": c.operator_user}[who]
+        mine = {
+            "client_admin": c.ls.admin_user,
+            "client_member": c.ls.member_user,
+            "reseller": c.reseller_user,
+            "operator": c.operator_user,
+        }[who]
         r = await client.get(f"/iam/users/{mine.id}", headers=auth(token))
         assert r.status_code == 200
         assert r.json() == next(u for u in listed if u["id"] == mine.id)

@@ -13,8 +13,22 @@ from tests.iam.accounts_helpers import fresh
 
 # The provider's User: every one of its fields is required.
 USER_KEYS = {
-    "id", "email", "name", "lang", "phone", "company", "reseller", "client", "deleted",
-    "groups", "activated", "sso_auth", "two_fa", "auth_types", "user_type", "is_active",
+    "id",
+    "email",
+    "name",
+    "lang",
+    "phone",
+    "company",
+    "reseller",
+    "client",
+    "deleted",
+    "groups",
+    "activated",
+    "sso_auth",
+    "two_fa",
+    "auth_types",
+    "user_type",
+    "is_active",
     "client_and_roles",
 }
 
@@ -55,9 +69,14 @@ async def cast(session: AsyncSession) -> Cast:
     foreign_key = await make_key(session, foreign_admin)
     await session.commit()
     return Cast(
-        ls=ls, reseller_user=await user_of(session, ls.reseller),
-        operator_user=await user_of(session, ls.operator), boss=boss, gone=gone,
-        foreign=foreign, foreign_admin=foreign_admin, foreign_key=foreign_key,
+        ls=ls,
+        reseller_user=await user_of(session, ls.reseller),
+        operator_user=await user_of(session, ls.operator),
+        boss=boss,
+        gone=gone,
+        foreign=foreign,
+        foreign_admin=foreign_admin,
+        foreign_key=foreign_key,
     )
 
 

@@ -105,8 +105,16 @@ def test_an_invalid_record_leaves_the_chunk_to_the_models(fields: dict[str, Any]
 
 
 def test_missing_fields_and_non_objects() -> None:
-    for name in ("id", "client_id", "status", "active_range", "created_at", "currency",
-                 "plan", "product"):
+    for name in (
+        "id",
+        "client_id",
+        "status",
+        "active_range",
+        "created_at",
+        "currency",
+        "plan",
+        "product",
+    ):
         record = addendum(1)
         del record[name]
         assert modelled([record]) is None
@@ -130,16 +138,52 @@ def test_random_damage_is_never_taken() -> None:
     """Random edits of valid records: whatever the plain check takes, the models take
     and turn into the same rows."""
     rng = random.Random(17)
-    values: list[Any] = [None, 0, -1, 1, 5, 2**31, True, "", "x", "USD", "CLOUD", "active",
-                         "2025-01-01T00:00:00Z", "2025-13-01T00:00:00Z", [], {}, 1.5,
-                         {"id": 2001}, {"id": 1, "char_code": "USD", "symbol": "$"},
-                         {"start": "2025-01-01T00:00:00Z"}]
-    paths = [("id",), ("client_id",), ("status",), ("created_at",), ("payer_id",),
-             ("reseller_id",), ("provider_id",), ("client",), ("status_at_active_at",),
-             ("active_range",), ("active_range", "start"), ("active_range", "end"),
-             ("currency",), ("currency", "id"), ("currency", "char_code"),
-             ("currency", "symbol"), ("plan", "id"), ("plan", "name"), ("product", "id"),
-             ("product", "name"), ("product", "internal_name"), ("other",)]
+    values: list[Any] = [
+        None,
+        0,
+        -1,
+        1,
+        5,
+        2**31,
+        True,
+        "",
+        "x",
+        "USD",
+        "CLOUD",
+        "active",
+        "2025-01-01T00:00:00Z",
+        "2025-13-01T00:00:00Z",
+        [],
+        {},
+        1.5,
+        {"id": 2001},
+        {"id": 1, "char_code": "USD", "symbol": "$"},
+        {"start": "2025-01-01T00:00:00Z"},
+    ]
+    paths = [
+        ("id",),
+        ("client_id",),
+        ("status",),
+        ("created_at",),
+        ("payer_id",),
+        ("reseller_id",),
+        ("provider_id",),
+        ("client",),
+        ("status_at_active_at",),
+        ("active_range",),
+        ("active_range", "start"),
+        ("active_range", "end"),
+        ("currency",),
+        ("currency", "id"),
+        ("currency", "char_code"),
+        ("currency", "symbol"),
+        ("plan", "id"),
+        ("plan", "name"),
+        ("product", "id"),
+        ("product", "name"),
+        ("product", "internal_name"),
+        ("other",),
+    ]
     taken = 0
     for _ in range(2_000):
         record = addendum(1)

@@ -41,27 +41,49 @@ def copied(monkeypatch: pytest.MonkeyPatch, dialect: str) -> list[int]:
 async def state(session: AsyncSession) -> dict[str, Any]:
     """Everything a load leaves in and around the addendums table."""
     out: dict[str, Any] = {}
-    out["addendums"] = [tuple(r) for r in (await session.execute(
-        text("SELECT * FROM addendums ORDER BY id"))).all()]
+    out["addendums"] = [
+        tuple(r) for r in (await session.execute(text("SELECT * FROM addendums ORDER BY id"))).all()
+    ]
     for table in COUNTERS:
-        out[table] = sorted(tuple(r) for r in (await session.execute(
-            text(f"SELECT * FROM {table} WHERE n <> 0"))).all())
-    out["indexes"] = (await session.execute(text(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'addendums'"
-        " ORDER BY 1"))).all()
-    out["constraints"] = (await session.execute(text(
-        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
-        " WHERE conrelid = 'addendums'::regclass ORDER BY 1"))).all()
+        out[table] = sorted(
+            tuple(r)
+            for r in (await session.execute(text(f"SELECT * FROM {table} WHERE n <> 0"))).all()
+        )
+    out["indexes"] = (
+        await session.execute(
+            text(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'addendums'"
+                " ORDER BY 1"
+            )
+        )
+    ).all()
+    out["constraints"] = (
+        await session.execute(
+            text(
+                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = 'addendums'::regclass ORDER BY 1"
+            )
+        )
+    ).all()
     # The foreign key's own triggers are renamed when it is added again.
-    out["triggers"] = (await session.execute(text(
-        "SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'addendums'::regclass"
-        " AND NOT tgisinternal ORDER BY 1"))).all()
+    out["triggers"] = (
+        await session.execute(
+            text(
+                "SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'addendums'::regclass"
+                " AND NOT tgisinternal ORDER BY 1"
+            )
+        )
+    ).all()
     return out
 
 
 class TestBulkLoad:
     async def test_copy_stores_what_the_upserts_store(
-        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         doc = document(1, 300)
@@ -85,12 +107,19 @@ class TestBulkLoad:
             assert bulk[part] == before[part]
         await counters_match_rows(session)
         await days_match_rows(session, exact_bounds=True)
-        analyzed = (await session.execute(text(
-            "SELECT reltuples FROM pg_class WHERE relname = 'addendums'"))).scalar_one()
+        analyzed = (
+            await session.execute(
+                text("SELECT reltuples FROM pg_class WHERE relname = 'addendums'")
+            )
+        ).scalar_one()
         assert analyzed == 300
 
     async def test_a_problem_after_the_copy_leaves_nothing(
-        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
     ) -> None:
         async with session.begin():
             before = await state(session)
@@ -110,7 +139,11 @@ class TestBulkLoad:
         assert await state(session) == before
 
     async def test_a_field_problem_stops_the_copy(
-        self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int],
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
     ) -> None:
         doc = document(1, 12_000)  # three chunks
         doc["addendums"][6_000]["status"] = "lost"

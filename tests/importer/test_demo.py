@@ -24,7 +24,8 @@ class TestDemo:
         kinds = {}
         for kind, token in keys.items():
             caller = await authenticate(
-                await session.connection(), parse_authorization(f"apikey {token}"))
+                await session.connection(), parse_authorization(f"apikey {token}")
+            )
             kinds[kind] = caller
         assert kinds["operator"].superuser
         assert kinds["reseller"].account_type == "reseller"

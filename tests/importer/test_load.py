@@ -185,7 +185,8 @@ class TestOneRunReportsEverything:
         doc["addendums"] = [addendum(1), addendum(2, status="gone"), addendum(3, client_id=77)]
         error = await load_error(session, doc, box)
         assert [p.pointer for p in error.problems] == [
-            "/addendums/1/status", "/addendums/2/client_id",
+            "/addendums/1/status",
+            "/addendums/2/client_id",
         ]
 
     async def test_a_reference_to_a_record_with_a_field_error_is_not_reported(
@@ -341,7 +342,8 @@ class TestApiKeys:
         key = await session.get(ApiKey, 3)
         assert key is not None and "client-secret" not in key.secret_hash
         caller = await authenticate(
-            await session.connection(), parse_authorization("apikey 3_client-secret"))
+            await session.connection(), parse_authorization("apikey 3_client-secret")
+        )
         assert (caller.user_id, caller.account_id, caller.key_id) == (20, 2001, 3)
 
     async def test_the_superuser_flag_reaches_the_caller(
@@ -349,7 +351,8 @@ class TestApiKeys:
     ) -> None:
         await load(session, example(), box)
         caller = await authenticate(
-            await session.connection(), parse_authorization("apikey 1_operator-secret"))
+            await session.connection(), parse_authorization("apikey 1_operator-secret")
+        )
         assert caller.superuser
 
     async def test_a_wrong_secret_does_not_authenticate(
@@ -358,7 +361,8 @@ class TestApiKeys:
         await load(session, example(), box)
         with pytest.raises(TokenNotValid):
             await authenticate(
-                await session.connection(), parse_authorization("apikey 3_other-secret"))
+                await session.connection(), parse_authorization("apikey 3_other-secret")
+            )
 
     async def test_the_legacy_dollar_form_is_accepted(
         self, session: AsyncSession, box: SecretBox
@@ -367,7 +371,8 @@ class TestApiKeys:
         doc["api_keys"][2]["key"] = "3$legacy-secret"
         await load(session, doc, box)
         caller = await authenticate(
-            await session.connection(), parse_authorization("apikey 3$legacy-secret"))
+            await session.connection(), parse_authorization("apikey 3$legacy-secret")
+        )
         assert caller.key_id == 3
 
     async def test_a_key_naming_another_id_is_rejected(

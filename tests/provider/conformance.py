@@ -162,7 +162,8 @@ def assert_matches_provider(
     """``tolerated``: parts of error messages for documented differences (say why beside)."""
     kept = tuple(tolerated)
     errors = [
-        e for e in provider_errors(method, path_template, status, body)
+        e
+        for e in provider_errors(method, path_template, status, body)
         if not any(part in e for part in kept)
     ]
     assert not errors, (

@@ -47,22 +47,27 @@ NOT_CHECKED: dict[tuple[str, str], str] = {}
 # Documented differences from the provider's schema: a part of the error message -> why.
 DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
     ("POST", "/iam/clients/{clientId}/tokens"): {
-        "'last_usage' is a required property":
-            "docs/iam.md, API tokens: absent until the token is first used (not null)",
+        "'last_usage' is a required property": (
+            "docs/iam.md, API tokens: absent until the token is first used (not null)"
+        ),
     },
     ("GET", "/iam/clients/{clientId}/tokens"): {
-        "'name' is a required property":
-            "docs/iam.md, API tokens: a key made without a name (CLI) answers none",
-        "'last_usage' is a required property":
-            "docs/iam.md, API tokens: absent until the token is first used (not null)",
+        "'name' is a required property": (
+            "docs/iam.md, API tokens: a key made without a name (CLI) answers none"
+        ),
+        "'last_usage' is a required property": (
+            "docs/iam.md, API tokens: absent until the token is first used (not null)"
+        ),
     },
     ("GET", "/billing/org/v1/addendums"): {
-        "'status_at_active_at' is a required property":
-            "docs/billing.md: present only with active_at (absent otherwise, not null)",
+        "'status_at_active_at' is a required property": (
+            "docs/billing.md: present only with active_at (absent otherwise, not null)"
+        ),
     },
     ("GET", "/billing/org/v1/addendums/{id}"): {
-        "'status_at_active_at' is a required property":
-            "docs/billing.md: one addendum has no active_at, so never this field",
+        "'status_at_active_at' is a required property": (
+            "docs/billing.md: one addendum has no active_at, so never this field"
+        ),
     },
 }
 
@@ -90,13 +95,27 @@ async def create_user(client: httpx.AsyncClient, session: AsyncSession) -> list[
     cl = await cloud_landscape(session)
     seller = await make_seller(session, cl.ls.reseller_account)
     await session.commit()
-    body = {"email": "owner@newshop.example", "password": STRONG_PASSWORD,
-            "company": "New Shop Ltd", "name": "Olivia Owner", "phone": "+1 555 0100"}
-    full = {"email": "full@newshop.example", "password": STRONG_PASSWORD,
-            "company": "Full Shop Ltd", "name": "Fay Full", "lang": "de", "custom_id": "ext-42",
-            "country_code": "de", "is_test": True, "seller": seller.id}
-    return [await client.post("/iam/users", json=b, headers=auth(cl.ls.reseller))
-            for b in (body, full)]
+    body = {
+        "email": "owner@newshop.example",
+        "password": STRONG_PASSWORD,
+        "company": "New Shop Ltd",
+        "name": "Olivia Owner",
+        "phone": "+1 555 0100",
+    }
+    full = {
+        "email": "full@newshop.example",
+        "password": STRONG_PASSWORD,
+        "company": "Full Shop Ltd",
+        "name": "Fay Full",
+        "lang": "de",
+        "custom_id": "ext-42",
+        "country_code": "de",
+        "is_test": True,
+        "seller": seller.id,
+    }
+    return [
+        await client.post("/iam/users", json=b, headers=auth(cl.ls.reseller)) for b in (body, full)
+    ]
 
 
 @case("PATCH", "/iam/clients/{clientId}")
@@ -105,16 +124,23 @@ async def update_client(client: httpx.AsyncClient, session: AsyncSession) -> lis
     seller = await make_seller(session, cl.ls.reseller_account)
     await session.commit()
     url = f"/iam/clients/{cl.ls.client_account.id}"
-    full = {"email": "billing@shop.example", "companyName": "Shop Renamed", "custom_id": "crm-7",
-            "name": "Sam Shop", "phone": "+44 20 7946 0000", "is_test": True,
-            "seller": seller.id}
+    full = {
+        "email": "billing@shop.example",
+        "companyName": "Shop Renamed",
+        "custom_id": "crm-7",
+        "name": "Sam Shop",
+        "phone": "+44 20 7946 0000",
+        "is_test": True,
+        "seller": seller.id,
+    }
     return [
         await client.patch(url, json={}, headers=auth(cl.ls.reseller)),
         await client.patch(url, json=full, headers=auth(cl.ls.reseller)),
         await client.patch(url, json={}, headers=auth(cl.ls.operator)),
         # a top-level account: no reseller
-        await client.patch(f"/iam/clients/{cl.ls.reseller_account.id}", json={},
-                           headers=auth(cl.ls.operator)),
+        await client.patch(
+            f"/iam/clients/{cl.ls.reseller_account.id}", json={}, headers=auth(cl.ls.operator)
+        ),
     ]
 
 
@@ -124,23 +150,38 @@ async def create_client_user(
 ) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = f"/iam/clients/{cl.ls.client_account.id}/client-users/create"
-    body = {"username": "engineer@shop.example", "password": STRONG_PASSWORD,
-            "name": "Eve Engineer", "user_role": {"user_role": {"id": 5, "name": "Engineers"}}}
-    admin = {"username": "admin2@shop.example", "password": STRONG_PASSWORD,
-             "user_role": {"id": 1, "name": "Administrators"}}
-    return [await client.post(url, json=body, headers=auth(cl.ls.reseller)),
-            await client.post(url, json=admin, headers=auth(cl.ls.client_admin))]
+    body = {
+        "username": "engineer@shop.example",
+        "password": STRONG_PASSWORD,
+        "name": "Eve Engineer",
+        "user_role": {"user_role": {"id": 5, "name": "Engineers"}},
+    }
+    admin = {
+        "username": "admin2@shop.example",
+        "password": STRONG_PASSWORD,
+        "user_role": {"id": 1, "name": "Administrators"},
+    }
+    return [
+        await client.post(url, json=body, headers=auth(cl.ls.reseller)),
+        await client.post(url, json=admin, headers=auth(cl.ls.client_admin)),
+    ]
 
 
-TOKEN = {"name": "CI", "description": "deploys", "exp_date": "2099-01-01T12:00:00.000000Z",
-         "client_user": {"role": {"id": 5, "name": "Engineers"}}}
+TOKEN = {
+    "name": "CI",
+    "description": "deploys",
+    "exp_date": "2099-01-01T12:00:00.000000Z",
+    "client_user": {"role": {"id": 5, "name": "Engineers"}},
+}
 
 
 async def used_tokens(client: httpx.AsyncClient, cl: CloudLandscape) -> list[int]:
     """Two tokens of the client account (one of them bare), each used once (last_usage)."""
     url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
-    made = [(await client.post(url, json=b, headers=auth(cl.ls.client_admin))).json()
-            for b in (TOKEN, {"name": "bare", "exp_date": None, "client_user": {}})]
+    made = [
+        (await client.post(url, json=b, headers=auth(cl.ls.client_admin))).json()
+        for b in (TOKEN, {"name": "bare", "exp_date": None, "client_user": {}})
+    ]
     for m in made:
         assert (await client.get(url, headers=auth(m["token"]))).status_code == 200
     return [m["id"] for m in made]
@@ -150,9 +191,14 @@ async def used_tokens(client: httpx.AsyncClient, cl: CloudLandscape) -> list[int
 async def create_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
-    return [await client.post(url, json=TOKEN, headers=auth(cl.ls.client_admin)),
-            await client.post(url, json={"name": "m", "exp_date": None, "client_user": {}},
-                              headers=auth(cl.ls.client_member))]
+    return [
+        await client.post(url, json=TOKEN, headers=auth(cl.ls.client_admin)),
+        await client.post(
+            url,
+            json={"name": "m", "exp_date": None, "client_user": {}},
+            headers=auth(cl.ls.client_member),
+        ),
+    ]
 
 
 @case("GET", "/iam/clients/{clientId}/tokens")
@@ -161,24 +207,30 @@ async def list_tokens(client: httpx.AsyncClient, session: AsyncSession) -> list[
     await used_tokens(client, cl)
     url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
     # The unfiltered list also holds the landscape's keys, made without a name or a role.
-    return [await client.get(url, headers=auth(cl.ls.client_admin)),
-            await client.get(url, params={"role": "Engineers"}, headers=auth(cl.ls.reseller))]
+    return [
+        await client.get(url, headers=auth(cl.ls.client_admin)),
+        await client.get(url, params={"role": "Engineers"}, headers=auth(cl.ls.reseller)),
+    ]
 
 
 @case("GET", "/iam/clients/{clientId}/tokens/{tokenId}")
 async def read_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
-    return [await client.get(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
-            for tid in await used_tokens(client, cl)]
+    return [
+        await client.get(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
+        for tid in await used_tokens(client, cl)
+    ]
 
 
 @case("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}")
 async def delete_token(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = f"/iam/clients/{cl.ls.client_account.id}/tokens"
-    return [await client.delete(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
-            for tid in await used_tokens(client, cl)]
+    return [
+        await client.delete(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
+        for tid in await used_tokens(client, cl)
+    ]
 
 
 SELLER = {"email": "jane@sales.example", "full_name": "Jane Seller", "phone": "+1 (555) 0100"}
@@ -189,9 +241,11 @@ async def create_seller(client: httpx.AsyncClient, session: AsyncSession) -> lis
     cl = await cloud_landscape(session)
     return [
         await client.post("/iam/admin/sellers", json=SELLER, headers=auth(cl.ls.reseller)),
-        await client.post("/iam/admin/sellers", json={"email": "b@sales.example",
-                                                      "full_name": "Bare"},
-                          headers=auth(cl.ls.reseller)),
+        await client.post(
+            "/iam/admin/sellers",
+            json={"email": "b@sales.example", "full_name": "Bare"},
+            headers=auth(cl.ls.reseller),
+        ),
     ]
 
 
@@ -201,8 +255,10 @@ async def read_seller(client: httpx.AsyncClient, session: AsyncSession) -> list[
     bare = await make_seller(session, cl.ls.reseller_account)
     await session.commit()
     made = await client.post("/iam/admin/sellers", json=SELLER, headers=auth(cl.ls.reseller))
-    return [await client.get(f"/iam/admin/sellers/{sid}", headers=auth(cl.ls.reseller))
-            for sid in (bare.id, made.json()["id"])]
+    return [
+        await client.get(f"/iam/admin/sellers/{sid}", headers=auth(cl.ls.reseller))
+        for sid in (bare.id, made.json()["id"])
+    ]
 
 
 @case("PATCH", "/iam/admin/sellers/{sellerId}")
@@ -212,10 +268,14 @@ async def update_seller(client: httpx.AsyncClient, session: AsyncSession) -> lis
     await session.commit()
     url = f"/iam/admin/sellers/{seller.id}"
     return [
-        await client.patch(url, json={"email": "new@sales.example", "full_name": "New Name"},
-                           headers=auth(cl.ls.reseller)),
-        await client.patch(url, json={**SELLER, "phone": "+1 555 0101"},
-                           headers=auth(cl.ls.reseller)),
+        await client.patch(
+            url,
+            json={"email": "new@sales.example", "full_name": "New Name"},
+            headers=auth(cl.ls.reseller),
+        ),
+        await client.patch(
+            url, json={**SELLER, "phone": "+1 555 0101"}, headers=auth(cl.ls.reseller)
+        ),
     ]
 
 
@@ -223,16 +283,29 @@ def branding(**mail: object) -> dict[str, object]:
     return {
         "domain": "Acme.example",
         "publicSettings": {
-            "showApiDoc": True, "showStatusPage": "false", "showKnowledgeBase": False,
-            "showTickets": True, "brandName": "Acme Cloud", "fromEmail": "noreply@acme.example",
-            "websiteLink": "https://acme.example", "supportEmail": "help@acme.example",
-            "supportPhone": "+1 555 0100", "agreementLink": "https://acme.example/terms",
+            "showApiDoc": True,
+            "showStatusPage": "false",
+            "showKnowledgeBase": False,
+            "showTickets": True,
+            "brandName": "Acme Cloud",
+            "fromEmail": "noreply@acme.example",
+            "websiteLink": "https://acme.example",
+            "supportEmail": "help@acme.example",
+            "supportPhone": "+1 555 0100",
+            "agreementLink": "https://acme.example/terms",
             "entryBaseDomain": "panel.acme.example",
             "colors": {"header": "#000000", "primary": "#ff0000", "headerText": "#ffffff"},
         },
-        "privateSettings": {"mailServer": {"tls": True, "host": "smtp.acme.example",
-                                           "port": "587", "login": "mailer",
-                                           "password": "smtp-Secret-1", **mail}},
+        "privateSettings": {
+            "mailServer": {
+                "tls": True,
+                "host": "smtp.acme.example",
+                "port": "587",
+                "login": "mailer",
+                "password": "smtp-Secret-1",
+                **mail,
+            }
+        },
     }
 
 
@@ -257,19 +330,23 @@ async def read_branding(client: httpx.AsyncClient, session: AsyncSession) -> lis
 async def put_branding(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = "/iam/reselling/settings"
-    return [await client.put(url, json=branding(), headers=auth(cl.ls.reseller)),
-            await client.put(url, json={**branding(), "domain": "b.example"},
-                             headers=auth(cl.ls.reseller))]
+    return [
+        await client.put(url, json=branding(), headers=auth(cl.ls.reseller)),
+        await client.put(
+            url, json={**branding(), "domain": "b.example"}, headers=auth(cl.ls.reseller)
+        ),
+    ]
 
 
 @case("POST", "/iam/reselling/settings/upload")
-async def upload_branding(
-    client: httpx.AsyncClient, session: AsyncSession
-) -> list[httpx.Response]:
+async def upload_branding(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = "/iam/reselling/settings/upload"
-    return [await client.post(url, headers=auth(cl.ls.reseller),
-                              files={"logo": ("logo.png", png(), "image/png")})]
+    return [
+        await client.post(
+            url, headers=auth(cl.ls.reseller), files={"logo": ("logo.png", png(), "image/png")}
+        )
+    ]
 
 
 NOTIFICATIONS = "/iam/reselling/resellers/{resellerId}/notification_settings"
@@ -280,9 +357,11 @@ def notifications(reseller_id: int) -> str:
 
 
 async def a_notification(client: httpx.AsyncClient, cl: CloudLandscape) -> httpx.Response:
-    return await client.post(notifications(cl.ls.reseller_account.id), headers=auth(cl.ls.reseller),
-                             json={"notification_type": "deletion_request",
-                                   "email": "alerts@acme.example"})
+    return await client.post(
+        notifications(cl.ls.reseller_account.id),
+        headers=auth(cl.ls.reseller),
+        json={"notification_type": "deletion_request", "email": "alerts@acme.example"},
+    )
 
 
 @case("POST", NOTIFICATIONS)
@@ -341,8 +420,11 @@ async def activity_log(client: httpx.AsyncClient, session: AsyncSession) -> list
     empty = await client.get(url, headers=auth(cl.ls.reseller))
     await client.post("/iam/admin/sellers?dry=1", json=SELLER, headers=auth(cl.ls.reseller))
     await client.get("/iam/admin/sellers/999999", headers=auth(cl.ls.reseller))
-    return [empty, await client.get(url, headers=auth(cl.ls.reseller)),
-            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller))]
+    return [
+        empty,
+        await client.get(url, headers=auth(cl.ls.reseller)),
+        await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller)),
+    ]
 
 
 # -- billing --------------------------------------------------------------------------------
@@ -352,17 +434,29 @@ async def activity_log(client: httpx.AsyncClient, session: AsyncSession) -> list
 async def addendums(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     cid = cl.ls.client_account.id
-    await insert_addendums(session, [
-        addendum_row(cid),
-        addendum_row(cid, product_id=2, currency_id=2, status="paused",
-                     reseller_id=cl.ls.reseller_account.id, payer_id=cid),
-    ])
+    await insert_addendums(
+        session,
+        [
+            addendum_row(cid),
+            addendum_row(
+                cid,
+                product_id=2,
+                currency_id=2,
+                status="paused",
+                reseller_id=cl.ls.reseller_account.id,
+                payer_id=cid,
+            ),
+        ],
+    )
     url = "/billing/org/v1/addendums"
-    return [await client.get(url, headers=auth(cl.ls.operator)),
-            await client.get(url, headers=auth(cl.ls.client_admin)),
-            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller)),
-            await client.get(url, params={"active_at": "2025-05-15T12:00:00Z"},
-                             headers=auth(cl.ls.operator))]
+    return [
+        await client.get(url, headers=auth(cl.ls.operator)),
+        await client.get(url, headers=auth(cl.ls.client_admin)),
+        await client.get(url, params={"limit": 1}, headers=auth(cl.ls.reseller)),
+        await client.get(
+            url, params={"active_at": "2025-05-15T12:00:00Z"}, headers=auth(cl.ls.operator)
+        ),
+    ]
 
 
 # -- cloud ----------------------------------------------------------------------------------
@@ -373,10 +467,21 @@ def listeners(cl: CloudLandscape) -> str:
 
 
 async def two_listeners(session: AsyncSession, cl: CloudLandscape) -> list[str]:
-    return [await make_listener(session, cl.project, cl.region),
-            await make_listener(session, cl.project, cl.region, secret_id=None, stats=None,
-                                user_list=[], allowed_cidrs=None, insert_headers={},
-                                timeout_client_data=None, timeout_member_connect=None)]
+    return [
+        await make_listener(session, cl.project, cl.region),
+        await make_listener(
+            session,
+            cl.project,
+            cl.region,
+            secret_id=None,
+            stats=None,
+            user_list=[],
+            allowed_cidrs=None,
+            insert_headers={},
+            timeout_client_data=None,
+            timeout_member_connect=None,
+        ),
+    ]
 
 
 @case("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}")
@@ -384,30 +489,34 @@ async def list_listeners(client: httpx.AsyncClient, session: AsyncSession) -> li
     cl = await cloud_landscape(session)
     empty = await client.get(listeners(cl), headers=auth(cl.ls.client_member))
     await two_listeners(session, cl)
-    return [empty, await client.get(listeners(cl), headers=auth(cl.ls.client_member)),
-            await client.get(listeners(cl), params={"show_stats": "true"},
-                             headers=auth(cl.ls.client_member))]
+    return [
+        empty,
+        await client.get(listeners(cl), headers=auth(cl.ls.client_member)),
+        await client.get(
+            listeners(cl), params={"show_stats": "true"}, headers=auth(cl.ls.client_member)
+        ),
+    ]
 
 
 @case("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")
 async def read_listener(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     return [
-        await client.get(f"{listeners(cl)}/{lid}", params=params,
-                         headers=auth(cl.ls.client_member))
+        await client.get(f"{listeners(cl)}/{lid}", params=params, headers=auth(cl.ls.client_member))
         for lid in await two_listeners(session, cl)
         for params in ({}, {"show_stats": "true"})
     ]
 
 
 @case("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")
-async def rename_listener(
-    client: httpx.AsyncClient, session: AsyncSession
-) -> list[httpx.Response]:
+async def rename_listener(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.patch(f"{listeners(cl)}/{lid}", json={"name": "web-1"},
-                               headers=auth(cl.ls.client_admin))
-            for lid in await two_listeners(session, cl)]
+    return [
+        await client.patch(
+            f"{listeners(cl)}/{lid}", json={"name": "web-1"}, headers=auth(cl.ls.client_admin)
+        )
+        for lid in await two_listeners(session, cl)
+    ]
 
 
 CRON = {
@@ -427,35 +536,52 @@ VOLUMES = [{"volume_id": "726ecfcc-7fd0-4e30-a86e-7892524aa483", "volume_name": 
 @case("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}")
 async def read_policy(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    pid = await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
-                            volumes=VOLUMES)
+    pid = await make_policy(
+        session, cl.project, cl.region, schedules=[CRON, INTERVAL], volumes=VOLUMES
+    )
     url = f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}/{pid}"
-    return [await client.get(url, params=params, headers=auth(cl.ls.client_member))
-            for params in ({}, {"need_volumes": "true"}, {"need_volumes": "false"})]
+    return [
+        await client.get(url, params=params, headers=auth(cl.ls.client_member))
+        for params in ({}, {"need_volumes": "true"}, {"need_volumes": "false"})
+    ]
 
 
 @case("POST", "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters")
 async def price_cluster(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    await make_prices(session, cl.region, currency_code="EUR",
-                      flavors={"g1-standard-2-4": "0.0432"}, volume_types={"standard": "0.000068"},
-                      public_ipv4_per_hour="0.004", discount_percent="10", tax_percent="20")
+    await make_prices(
+        session,
+        cl.region,
+        currency_code="EUR",
+        flavors={"g1-standard-2-4": "0.0432"},
+        volume_types={"standard": "0.000068"},
+        public_ipv4_per_hour="0.004",
+        discount_percent="10",
+        tax_percent="20",
+    )
     url = f"/cloud/v2/pricing/{cl.project}/{cl.region}/k8s/clusters"
-    pool = {"flavor_id": "g1-standard-2-4", "node_count": 3, "boot_volume_size": 50,
-            "boot_volume_type": "standard", "is_public_ipv4": True}
+    pool = {
+        "flavor_id": "g1-standard-2-4",
+        "node_count": 3,
+        "boot_volume_size": 50,
+        "boot_volume_type": "standard",
+        "is_public_ipv4": True,
+    }
     unknown = {**pool, "flavor_id": "no-such-flavor"}
     bare = f"/cloud/v2/pricing/{cl.project}/{cl.other_region}/k8s/clusters"  # no catalogue
-    return [await client.post(url, json={"pools": pools}, headers=auth(cl.ls.client_member))
-            for pools in ([pool], [pool, unknown])] + [
-        await client.post(bare, json={"pools": [pool]}, headers=auth(cl.ls.client_member))]
+    return [
+        await client.post(url, json={"pools": pools}, headers=auth(cl.ls.client_member))
+        for pools in ([pool], [pool, unknown])
+    ] + [await client.post(bare, json={"pools": [pool]}, headers=auth(cl.ls.client_member))]
 
 
 @case("GET", "/cloud/v1/users")
 async def cloud_users(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.get("/cloud/v1/users", headers=auth(cl.ls.client_admin)),
-            await client.get("/cloud/v1/users", params={"limit": 1},
-                             headers=auth(cl.ls.client_member))]
+    return [
+        await client.get("/cloud/v1/users", headers=auth(cl.ls.client_admin)),
+        await client.get("/cloud/v1/users", params={"limit": 1}, headers=auth(cl.ls.client_member)),
+    ]
 
 
 ACTIONS = "/cloud/v1/user_actions"
@@ -470,8 +596,13 @@ async def subscribed(session: AsyncSession) -> tuple[CloudLandscape, int]:
 @case("POST", "/cloud/v1/user_actions/subscribe_amqp")
 async def subscribe(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.post(f"{ACTIONS}/subscribe_amqp", json={"connection_string": CONN},
-                              headers=auth(cl.ls.client_admin))]
+    return [
+        await client.post(
+            f"{ACTIONS}/subscribe_amqp",
+            json={"connection_string": CONN},
+            headers=auth(cl.ls.client_admin),
+        )
+    ]
 
 
 @case("POST", "/cloud/v1/user_actions/subscribe_amqp_test")
@@ -483,9 +614,13 @@ async def subscribe_test(client: httpx.AsyncClient, session: AsyncSession) -> li
     except OSError:
         pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
     cl = await cloud_landscape(session)
-    return [await client.post(f"{ACTIONS}/subscribe_amqp_test",
-                              json={"connection_string": RABBIT_URL},
-                              headers=auth(cl.ls.client_admin))]
+    return [
+        await client.post(
+            f"{ACTIONS}/subscribe_amqp_test",
+            json={"connection_string": RABBIT_URL},
+            headers=auth(cl.ls.client_admin),
+        )
+    ]
 
 
 @case("POST", "/cloud/v1/user_actions/unsubscribe_amqp")
@@ -501,10 +636,14 @@ async def list_subscriptions(
     cl = await cloud_landscape(session)
     url = f"{ACTIONS}/amqp_subscriptions_list"
     empty = await client.get(url, headers=auth(cl.ls.client_member))
-    await make_subscription(session, BOX, cl.ls.client_account, CONN, exchange=None,
-                            routing_key=None)
-    return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
-            await client.get(url, headers=auth(cl.ls.operator))]
+    await make_subscription(
+        session, BOX, cl.ls.client_account, CONN, exchange=None, routing_key=None
+    )
+    return [
+        empty,
+        await client.get(url, headers=auth(cl.ls.client_member)),
+        await client.get(url, headers=auth(cl.ls.operator)),
+    ]
 
 
 @case("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}")
@@ -512,8 +651,9 @@ async def read_subscription(
     client: httpx.AsyncClient, session: AsyncSession
 ) -> list[httpx.Response]:
     cl, sid = await subscribed(session)
-    return [await client.get(f"{ACTIONS}/amqp_subscriptions/{sid}",
-                             headers=auth(cl.ls.client_member))]
+    return [
+        await client.get(f"{ACTIONS}/amqp_subscriptions/{sid}", headers=auth(cl.ls.client_member))
+    ]
 
 
 @case("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}")
@@ -523,12 +663,17 @@ async def update_subscription(
     cl, sid = await subscribed(session)
     url = f"{ACTIONS}/amqp_subscriptions/{sid}"
     admin = auth(cl.ls.client_admin)
-    return [await client.patch(url, json={"routing_key": "audit"}, headers=admin),
-            await client.patch(url, json={}, headers=admin)]
+    return [
+        await client.patch(url, json={"routing_key": "audit"}, headers=admin),
+        await client.patch(url, json={}, headers=admin),
+    ]
 
 
-WEBHOOK = {"url": "https://hooks.shop.example/user-actions", "auth_header_name": "Authorization",
-           "auth_header_value": "Bearer s3cret"}
+WEBHOOK = {
+    "url": "https://hooks.shop.example/user-actions",
+    "auth_header_name": "Authorization",
+    "auth_header_value": "Bearer s3cret",
+}
 
 
 @case("POST", "/cloud/v1/user_actions/subscribe")
@@ -536,8 +681,9 @@ async def subscribe_webhook(
     client: httpx.AsyncClient, session: AsyncSession
 ) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK,
-                              headers=auth(cl.ls.client_admin))]
+    return [
+        await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK, headers=auth(cl.ls.client_admin))
+    ]
 
 
 @case("POST", "/cloud/v1/user_actions/unsubscribe")
@@ -555,8 +701,11 @@ async def list_webhooks(client: httpx.AsyncClient, session: AsyncSession) -> lis
     url = f"{ACTIONS}/subscriptions_list"
     empty = await client.get(url, headers=auth(cl.ls.client_member))
     await client.post(f"{ACTIONS}/subscribe", json=WEBHOOK, headers=auth(cl.ls.client_admin))
-    return [empty, await client.get(url, headers=auth(cl.ls.client_member)),
-            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator))]
+    return [
+        empty,
+        await client.get(url, headers=auth(cl.ls.client_member)),
+        await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator)),
+    ]
 
 
 # -- reads of h14-clients (GET /iam/clients, /me, /{clientId}, one log entry, one addendum) --
@@ -566,26 +715,30 @@ async def list_webhooks(client: httpx.AsyncClient, session: AsyncSession) -> lis
 async def list_clients(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     url = "/iam/clients"
-    return [await client.get(url, headers=auth(cl.ls.reseller)),
-            await client.get(url, headers=auth(cl.ls.operator)),
-            await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator)),
-            await client.get(url, params={"limit": 1, "offset": 1}, headers=auth(cl.ls.operator))]
+    return [
+        await client.get(url, headers=auth(cl.ls.reseller)),
+        await client.get(url, headers=auth(cl.ls.operator)),
+        await client.get(url, params={"limit": 1}, headers=auth(cl.ls.operator)),
+        await client.get(url, params={"limit": 1, "offset": 1}, headers=auth(cl.ls.operator)),
+    ]
 
 
 @case("GET", "/iam/clients/{clientId}")
 async def get_client(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.get(f"/iam/clients/{cl.ls.client_account.id}",
-                             headers=auth(cl.ls.reseller)),
-            await client.get(f"/iam/clients/{cl.ls.reseller_account.id}",
-                             headers=auth(cl.ls.operator))]
+    return [
+        await client.get(f"/iam/clients/{cl.ls.client_account.id}", headers=auth(cl.ls.reseller)),
+        await client.get(f"/iam/clients/{cl.ls.reseller_account.id}", headers=auth(cl.ls.operator)),
+    ]
 
 
 @case("GET", "/iam/clients/me")
 async def account_details(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
-    return [await client.get("/iam/clients/me", headers=auth(token))
-            for token in (cl.ls.reseller, cl.ls.client_member)]
+    return [
+        await client.get("/iam/clients/me", headers=auth(token))
+        for token in (cl.ls.reseller, cl.ls.client_member)
+    ]
 
 
 @case("GET", "/iam/activity_log/requests/{id}")
@@ -594,10 +747,12 @@ async def activity_log_entry(
 ) -> list[httpx.Response]:
     cl = await cloud_landscape(session)
     await client.get("/iam/admin/sellers/999999", headers=auth(cl.ls.reseller))
-    [entry] = (await client.get("/iam/activity_log/requests",
-                                headers=auth(cl.ls.reseller))).json()["result"]
-    return [await client.get(f"/iam/activity_log/requests/{entry['id']}",
-                             headers=auth(cl.ls.reseller))]
+    [entry] = (await client.get("/iam/activity_log/requests", headers=auth(cl.ls.reseller))).json()[
+        "result"
+    ]
+    return [
+        await client.get(f"/iam/activity_log/requests/{entry['id']}", headers=auth(cl.ls.reseller))
+    ]
 
 
 @case("GET", "/billing/org/v1/addendums/{id}")
@@ -605,8 +760,9 @@ async def addendum(client: httpx.AsyncClient, session: AsyncSession) -> list[htt
     cl = await cloud_landscape(session)
     row = addendum_row(cl.ls.client_account.id)
     await insert_addendums(session, [row])
-    return [await client.get(f"/billing/org/v1/addendums/{row['id']}",
-                             headers=auth(cl.ls.client_admin))]
+    return [
+        await client.get(f"/billing/org/v1/addendums/{row['id']}", headers=auth(cl.ls.client_admin))
+    ]
 
 
 # -- users, client users and sellers of h14-users -------------------------------------------
@@ -615,9 +771,19 @@ async def addendum(client: httpx.AsyncClient, session: AsyncSession) -> list[htt
 async def varied_users(session: AsyncSession) -> Cast:
     """The users helpers' cast, plus users whose optional values are set, or in no group."""
     c = await cast(session)
-    await make_user(session, c.ls.client_account, groups=(2,), name="Nina Named",
-                    phone="+49 30 1234", company="Shop GmbH", lang="de", sso_auth=True,
-                    two_fa=True, auth_types=["password", "sso"], activated=False)
+    await make_user(
+        session,
+        c.ls.client_account,
+        groups=(2,),
+        name="Nina Named",
+        phone="+49 30 1234",
+        company="Shop GmbH",
+        lang="de",
+        sso_auth=True,
+        two_fa=True,
+        auth_types=["password", "sso"],
+        activated=False,
+    )
     await make_user(session, c.ls.client_account, groups=())
     await session.commit()
     return c
@@ -628,24 +794,29 @@ async def list_users(client: httpx.AsyncClient, session: AsyncSession) -> list[h
     c = await varied_users(session)
     url = "/iam/users"
     admin = auth(c.ls.client_admin)
-    return [await client.get(url, headers=admin),  # no limit: count and results only
-            await client.get(url, params={"limit": 2}, headers=admin),  # next
-            await client.get(url, params={"limit": 2, "offset": 2}, headers=admin),  # previous
-            await client.get(url, params={"limit": 1, "offset": 1}, headers=admin),  # both
-            await client.get(url, params={"offset": 99}, headers=admin),  # no results
-            await client.get(url, headers=auth(c.ls.reseller)),
-            await client.get(url, headers=auth(c.ls.operator))]
+    return [
+        await client.get(url, headers=admin),  # no limit: count and results only
+        await client.get(url, params={"limit": 2}, headers=admin),  # next
+        await client.get(url, params={"limit": 2, "offset": 2}, headers=admin),  # previous
+        await client.get(url, params={"limit": 1, "offset": 1}, headers=admin),  # both
+        await client.get(url, params={"offset": 99}, headers=admin),  # no results
+        await client.get(url, headers=auth(c.ls.reseller)),
+        await client.get(url, headers=auth(c.ls.operator)),
+    ]
 
 
 @case("GET", "/iam/users/{userId}")
 async def read_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     c = await varied_users(session)
     listed = (await client.get("/iam/users", headers=auth(c.ls.client_admin))).json()
-    return [await client.get(f"/iam/users/{u['id']}", headers=auth(c.ls.client_member))
-            for u in listed["results"]] + [
+    return [
+        await client.get(f"/iam/users/{u['id']}", headers=auth(c.ls.client_member))
+        for u in listed["results"]
+    ] + [
         await client.get(f"/iam/users/{c.reseller_user.id}", headers=auth(c.ls.reseller)),
         await client.get(f"/iam/users/{c.operator_user.id}", headers=auth(c.ls.operator)),
-        await client.get(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator))]
+        await client.get(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator)),
+    ]
 
 
 @case("PATCH", "/iam/users/{userId}")
@@ -655,21 +826,33 @@ async def update_user(client: httpx.AsyncClient, session: AsyncSession) -> list[
     member = auth(c.ls.client_member)
     return [
         await client.patch(url, json={}, headers=member),
-        await client.patch(url, json={"name": "Mia Member", "phone": "+49 30 1234", "lang": "de",
-                                      "auth_types": ["password", "sso"]}, headers=member),
+        await client.patch(
+            url,
+            json={
+                "name": "Mia Member",
+                "phone": "+49 30 1234",
+                "lang": "de",
+                "auth_types": ["password", "sso"],
+            },
+            headers=member,
+        ),
         await client.patch(url, json={"phone": None, "name": None}, headers=member),
-        await client.patch(url, json={"email": "mia@shop.example"},
-                           headers=auth(c.ls.client_admin)),
-        await client.patch(f"/iam/users/{c.reseller_user.id}", json={"name": "Rita"},
-                           headers=auth(c.ls.reseller)),
+        await client.patch(
+            url, json={"email": "mia@shop.example"}, headers=auth(c.ls.client_admin)
+        ),
+        await client.patch(
+            f"/iam/users/{c.reseller_user.id}", json={"name": "Rita"}, headers=auth(c.ls.reseller)
+        ),
     ]
 
 
 @case("DELETE", "/iam/users/{userId}")
 async def delete_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
     c = await cast(session)
-    return [await client.delete(f"/iam/users/{c.ls.member_user.id}", headers=auth(c.ls.reseller)),
-            await client.delete(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator))]
+    return [
+        await client.delete(f"/iam/users/{c.ls.member_user.id}", headers=auth(c.ls.reseller)),
+        await client.delete(f"/iam/users/{c.foreign_admin.id}", headers=auth(c.ls.operator)),
+    ]
 
 
 def client_user(account_id: int, user_id: int) -> str:
@@ -684,8 +867,10 @@ async def read_client_user(
     loner = await make_user(session, c.ls.client_account, groups=())  # no user_role at all
     await session.commit()
     account = c.ls.client_account.id
-    return [await client.get(client_user(account, uid), headers=auth(c.ls.client_admin))
-            for uid in (c.ls.member_user.id, c.ls.admin_user.id, c.boss.id, loner.id)]
+    return [
+        await client.get(client_user(account, uid), headers=auth(c.ls.client_admin))
+        for uid in (c.ls.member_user.id, c.ls.admin_user.id, c.boss.id, loner.id)
+    ]
 
 
 @case("PUT", "/iam/clients/{clientId}/client-users/{userId}")
@@ -694,10 +879,16 @@ async def change_client_user(
 ) -> list[httpx.Response]:
     c = await cast(session)
     url = client_user(c.ls.client_account.id, c.ls.member_user.id)
-    return [await client.put(url, json={"user_role": {"id": 5, "name": "Engineers"}},
-                             headers=auth(c.ls.client_admin)),
-            await client.put(url, json={"user_role": {"id": 1, "name": "Administrators"}},
-                             headers=auth(c.ls.reseller))]
+    return [
+        await client.put(
+            url, json={"user_role": {"id": 5, "name": "Engineers"}}, headers=auth(c.ls.client_admin)
+        ),
+        await client.put(
+            url,
+            json={"user_role": {"id": 1, "name": "Administrators"}},
+            headers=auth(c.ls.reseller),
+        ),
+    ]
 
 
 @case("DELETE", "/iam/clients/{clientId}/client-users/{userId}")
@@ -706,9 +897,12 @@ async def revoke_client_user(
 ) -> list[httpx.Response]:
     c = await cast(session)
     account = c.ls.client_account.id
-    return [await client.delete(client_user(account, c.ls.member_user.id),
-                                headers=auth(c.ls.client_admin)),
-            await client.delete(client_user(account, c.boss.id), headers=auth(c.ls.operator))]
+    return [
+        await client.delete(
+            client_user(account, c.ls.member_user.id), headers=auth(c.ls.client_admin)
+        ),
+        await client.delete(client_user(account, c.boss.id), headers=auth(c.ls.operator)),
+    ]
 
 
 @case("GET", "/iam/admin/sellers")
@@ -716,19 +910,23 @@ async def list_sellers(client: httpx.AsyncClient, session: AsyncSession) -> list
     cl = await cloud_landscape(session)
     url = "/iam/admin/sellers"
     reseller = auth(cl.ls.reseller)
-    empty = [await client.get(url, headers=reseller),
-             await client.get(url, params={"limit": 5}, headers=reseller)]
+    empty = [
+        await client.get(url, headers=reseller),
+        await client.get(url, params={"limit": 5}, headers=reseller),
+    ]
     await make_seller(session, cl.ls.reseller_account, phone="+1 555 0100", activated=True)
     await make_seller(session, cl.ls.reseller_account, deleted=True)
     (await make_seller(session, cl.ls.reseller_account)).company = None  # the reseller's name
     await make_seller(session, cl.ls.other_reseller_account)
     await session.commit()
-    return [*empty,
-            await client.get(url, headers=reseller),  # an array
-            await client.get(url, params={"limit": 2}, headers=reseller),  # a page: next
-            await client.get(url, params={"limit": 1, "offset": 1}, headers=reseller),  # both
-            await client.get(url, params={"limit": 2, "offset": 2}, headers=reseller),
-            await client.get(url, headers=auth(cl.ls.operator))]
+    return [
+        *empty,
+        await client.get(url, headers=reseller),  # an array
+        await client.get(url, params={"limit": 2}, headers=reseller),  # a page: next
+        await client.get(url, params={"limit": 1, "offset": 1}, headers=reseller),  # both
+        await client.get(url, params={"limit": 2, "offset": 2}, headers=reseller),
+        await client.get(url, headers=auth(cl.ls.operator)),
+    ]
 
 
 @case("DELETE", "/iam/admin/sellers/{sellerId}")
@@ -737,8 +935,10 @@ async def delete_seller(client: httpx.AsyncClient, session: AsyncSession) -> lis
     mine = await make_seller(session, cl.ls.reseller_account)
     other = await make_seller(session, cl.ls.other_reseller_account)
     await session.commit()
-    return [await client.delete(f"/iam/admin/sellers/{mine.id}", headers=auth(cl.ls.reseller)),
-            await client.delete(f"/iam/admin/sellers/{other.id}", headers=auth(cl.ls.operator))]
+    return [
+        await client.delete(f"/iam/admin/sellers/{mine.id}", headers=auth(cl.ls.reseller)),
+        await client.delete(f"/iam/admin/sellers/{other.id}", headers=auth(cl.ls.operator)),
+    ]
 
 
 # -- cloud reads of h14-cloudreads (lifecycle policy list, the user-action log) -------------
@@ -750,13 +950,21 @@ async def list_policies(client: httpx.AsyncClient, session: AsyncSession) -> lis
     url = f"/cloud/v1/lifecycle_policy/{cl.project}/{cl.region}"
     member = auth(cl.ls.client_member)
     empty = await client.get(url, headers=member)
-    await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL],
-                      volumes=VOLUMES)
+    await make_policy(session, cl.project, cl.region, schedules=[CRON, INTERVAL], volumes=VOLUMES)
     await make_policy(session, cl.project, cl.region, name="bare", status="paused")
-    return [empty, *[await client.get(url, params=params, headers=member)
-                     for params in ({}, {"need_volumes": "true"}, {"need_volumes": "false"},
-                                    {"limit": 1, "offset": 1})],
-            await client.get(url, headers=auth(cl.ls.operator))]
+    return [
+        empty,
+        *[
+            await client.get(url, params=params, headers=member)
+            for params in (
+                {},
+                {"need_volumes": "true"},
+                {"need_volumes": "false"},
+                {"limit": 1, "offset": 1},
+            )
+        ],
+        await client.get(url, headers=auth(cl.ls.operator)),
+    ]
 
 
 @case("GET", "/cloud/v1/user_actions")
@@ -770,17 +978,27 @@ async def user_actions_log(
     admin = auth(cl.ls.client_admin)
     empty = await client.get(ACTIONS, headers=admin)
     lid = await make_listener(session, cl.project, cl.region)
-    await client.patch(f"{listeners(cl)}/{lid}", json={"name": "renamed"},
-                       headers={**admin, "User-Agent": "ua/2"})
+    await client.patch(
+        f"{listeners(cl)}/{lid}", json={"name": "renamed"}, headers={**admin, "User-Agent": "ua/2"}
+    )
     # Recorded without project, region or search field (an account-level action).
-    await act(session, cl.ls.client_account, action_type="create", api_group="user",
-              resources=[Resource("user", "u-5")])
-    return [empty, await client.get(ACTIONS, headers=admin),
-            await client.get(ACTIONS, params={"limit": 1, "offset": 1}, headers=admin),
-            await client.get(ACTIONS, params={"order_by": "asc", "api_group": "lblistener"},
-                             headers=admin),
-            await client.get(ACTIONS, headers=auth(cl.ls.reseller)),
-            await client.get(ACTIONS, headers=auth(cl.ls.operator))]
+    await act(
+        session,
+        cl.ls.client_account,
+        action_type="create",
+        api_group="user",
+        resources=[Resource("user", "u-5")],
+    )
+    return [
+        empty,
+        await client.get(ACTIONS, headers=admin),
+        await client.get(ACTIONS, params={"limit": 1, "offset": 1}, headers=admin),
+        await client.get(
+            ACTIONS, params={"order_by": "asc", "api_group": "lblistener"}, headers=admin
+        ),
+        await client.get(ACTIONS, headers=auth(cl.ls.reseller)),
+        await client.get(ACTIONS, headers=auth(cl.ls.operator)),
+    ]
 
 
 # -- the checks ----------------------------------------------------------------------------

@@ -10,9 +10,16 @@ from tests.provider.conformance import (
     provider_errors,
 )
 
-SELLER = {"id": 1, "email": "a@b.example", "full_name": "A", "reseller_name": "R",
-          "company": "R", "date_joined": "2025-01-01T00:00:00Z", "activated": False,
-          "deleted": False}
+SELLER = {
+    "id": 1,
+    "email": "a@b.example",
+    "full_name": "A",
+    "reseller_name": "R",
+    "company": "R",
+    "date_joined": "2025-01-01T00:00:00Z",
+    "activated": False,
+    "deleted": False,
+}
 SELLER_PATH = "/iam/admin/sellers/{sellerId}"
 
 
@@ -27,7 +34,8 @@ class TestFindsBreaks:
     def test_a_missing_required_field(self):
         body = {k: v for k, v in SELLER.items() if k != "company"}
         assert provider_errors("GET", SELLER_PATH, 200, body) == [
-            "at $: 'company' is a required property"]
+            "at $: 'company' is a required property"
+        ]
 
     def test_nullable_true_admits_null(self):
         # ClientSeller is `{type: integer, nullable: true}` (3.0 style in a 3.1 document).
@@ -46,8 +54,9 @@ class TestFindsBreaks:
             provider_errors("GET", SELLER_PATH, 201, SELLER)
 
     def test_tolerated_differences_are_named(self):
-        assert_matches_provider("GET", SELLER_PATH, 200, {**SELLER, "phone": None},
-                                tolerated=["$.phone"])
+        assert_matches_provider(
+            "GET", SELLER_PATH, 200, {**SELLER, "phone": None}, tolerated=["$.phone"]
+        )
 
 
 class TestOperations:

@@ -34,9 +34,21 @@ def served(env: dict[str, str], log: Path, *, demo: bool = False) -> Iterator[st
     port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1",
-             "--port", str(port), *(["--demo"] if demo else [])],
-            env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "cloudadmin",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *(["--demo"] if demo else []),
+            ],
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(base, proc, log.read_text)
@@ -62,8 +74,12 @@ class Timings:
 
 
 async def legitimate(
-    base: str, seconds: float, call: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
-    *, timeout: float = 10.0, pause: float = 0.1,
+    base: str,
+    seconds: float,
+    call: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    *,
+    timeout: float = 10.0,
+    pause: float = 0.1,
 ) -> Timings:
     """Calls ``call`` again and again for ``seconds``, timing each answer; an answer
     that does not come within ``timeout`` counts as that long, status "timeout"."""
@@ -85,8 +101,9 @@ async def legitimate(
     return timings
 
 
-async def flood(base: str, seconds: float, path: str, authorization: str,
-                loops: int = 12) -> Counter[int | str]:
+async def flood(
+    base: str, seconds: float, path: str, authorization: str, loops: int = 12
+) -> Counter[int | str]:
     """``loops`` concurrent callers from the attackers' addresses sending GET ``path``
     with ``authorization`` as fast as they are answered; the statuses they got."""
     statuses: Counter[int | str] = Counter()
@@ -106,22 +123,31 @@ async def flood(base: str, seconds: float, path: str, authorization: str,
     return statuses
 
 
-async def trickle(base: str, seconds: float, path: str, authorization: str,
-                  connections: int = 10, every: float = 2.0) -> Counter[int | str]:
+async def trickle(
+    base: str,
+    seconds: float,
+    path: str,
+    authorization: str,
+    connections: int = 10,
+    every: float = 2.0,
+) -> Counter[int | str]:
     """``connections`` raw connections from the attackers' addresses each sending a
     POST ``path`` that announces 1000 bytes of JSON body and sends one every ``every``
     seconds; a connection answered or closed opens again. The statuses they got."""
     port = int(base.rsplit(":", 1)[1])
-    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-            f"Authorization: {authorization}\r\nContent-Type: application/json\r\n"
-            "Content-Length: 1000\r\n\r\n").encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: {authorization}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    ).encode()
     statuses: Counter[int | str] = Counter()
     end = time.monotonic() + seconds
 
     async def one(n: int) -> None:
         while time.monotonic() < end:
             reader, writer = await asyncio.open_connection(
-                "127.0.0.1", port, local_addr=(ATTACKERS[n % len(ATTACKERS)], 0))
+                "127.0.0.1", port, local_addr=(ATTACKERS[n % len(ATTACKERS)], 0)
+            )
             answer = asyncio.ensure_future(reader.read(64))
             try:
                 writer.write(head)

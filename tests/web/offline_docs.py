@@ -29,10 +29,19 @@ PORT = 8000  # the namespace is new: nothing else listens in it
 ORIGIN = f"http://127.0.0.1:{PORT}"
 PAGES = {"docs": "/docs", "redoc": "/redoc"}
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--disable-features=AutofillServerCommunication",
-    "--enable-logging=stderr", "--hide-scrollbars", "--window-size=1280,1000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--disable-features=AutofillServerCommunication",
+    "--enable-logging=stderr",
+    "--hide-scrollbars",
+    "--window-size=1280,1000",
     # Virtual time runs ahead while the page is idle and waits while it loads: the budget is
     # how much page time the scripts get to fetch /openapi.json and render, not wall time.
     "--virtual-time-budget=20000",
@@ -50,11 +59,17 @@ def loopback_up() -> None:
 
 def start_server(data_dir: Path) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLOUDADMIN_")}
-    env |= {"CLOUDADMIN_DATA_DIR": str(data_dir), "CLOUDADMIN_SECRET_KEY": "offline-docs",
-            "CLOUDADMIN_RUN_DISPATCHER": "false"}
+    env |= {
+        "CLOUDADMIN_DATA_DIR": str(data_dir),
+        "CLOUDADMIN_SECRET_KEY": "offline-docs",
+        "CLOUDADMIN_RUN_DISPATCHER": "false",
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(PORT)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 
@@ -76,7 +91,9 @@ def wait_until_healthy(proc: subprocess.Popen[str]) -> None:
 def chromium(chromium_path: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [chromium_path, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
 
 
@@ -84,15 +101,17 @@ def render(chromium_path: str, out: Path, name: str, path: str, screenshot: bool
     url = ORIGIN + path
     (out / f"{name}.html").write_text(httpx.get(url, timeout=10).text)
     netlog = out / f"{name}.netlog.json"
-    done = chromium(chromium_path, out / f"profile-{name}", f"--log-net-log={netlog}",
-                    "--dump-dom", url)
+    done = chromium(
+        chromium_path, out / f"profile-{name}", f"--log-net-log={netlog}", "--dump-dom", url
+    )
     if done.returncode != 0:
         sys.exit(f"chromium failed on {url} ({done.returncode}):\n{done.stderr[-4000:]}")
     (out / f"{name}.dom.html").write_text(done.stdout)
     (out / f"{name}.console.txt").write_text(done.stderr)
     if screenshot:
-        shot = chromium(chromium_path, out / f"profile-{name}-shot",
-                        f"--screenshot={out / f'{name}.png'}", url)
+        shot = chromium(
+            chromium_path, out / f"profile-{name}-shot", f"--screenshot={out / f'{name}.png'}", url
+        )
         if shot.returncode != 0:
             sys.exit(f"chromium screenshot of {url} failed:\n{shot.stderr[-4000:]}")
 

@@ -34,7 +34,10 @@ def access_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 
 class TestAccessLine:
     async def test_one_line_with_the_caller_and_the_rows_request_id(
-        self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
         caplog: pytest.LogCaptureFixture,
     ):
         with caplog.at_level(logging.INFO, logger=ACCESS):
@@ -47,7 +50,10 @@ class TestAccessLine:
         assert (line.method, line.route, line.status) == ("GET", USER, 200)
         assert line.path == f"/iam/users/{ls.admin_user.id}"
         assert (line.client_id, line.user_id, line.token_id) == (
-            row.client_id, row.user_id, row.token_id)
+            row.client_id,
+            row.user_id,
+            row.token_id,
+        )
         assert line.client_id == ls.client_account.id
         assert line.remote_ip == "203.0.113.7"
         assert line.duration_ms > 0
@@ -78,17 +84,21 @@ class TestAccessLine:
         with caplog.at_level(logging.INFO, logger=ACCESS):
             await client.get("/healthz?password=hunter2&page=2&api_key=k1")
         [record] = access_records(caplog)
-        assert record.path == ("/healthz?password=%2A%2A%2A&page=2"  # type: ignore[attr-defined]
-                               "&api_key=%2A%2A%2A")
+        assert record.path == (
+            "/healthz?password=%2A%2A%2A&page=2"  # type: ignore[attr-defined]
+            "&api_key=%2A%2A%2A"
+        )
         assert "hunter2" not in record.getMessage() and "k1" not in record.getMessage()
 
     async def test_a_body_refused_before_routing_is_logged(
         self, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, settings: Settings
     ):
         with caplog.at_level(logging.INFO, logger=ACCESS):
-            r = await client.post("/iam/admin/sellers",
-                                  content=b"x" * (settings.max_json_body_bytes + 1),
-                                  headers={"Content-Type": "application/json"})
+            r = await client.post(
+                "/iam/admin/sellers",
+                content=b"x" * (settings.max_json_body_bytes + 1),
+                headers={"Content-Type": "application/json"},
+            )
         assert r.status_code == 413
         [record] = access_records(caplog)
         assert record.status == 413  # type: ignore[attr-defined]
@@ -98,10 +108,19 @@ class TestAccessLine:
 async def call_raw(app: FastAPI, path: str) -> None:
     """A request as a server would pass it, with a path that was percent-decoded into
     control characters (no raw_path)."""
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": "GET", "scheme": "http", "path": path, "query_string": b"",
-             "headers": [(b"host", b"testserver")], "client": ("203.0.113.7", 1),
-             "server": ("testserver", 80), "root_path": ""}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "query_string": b"",
+        "headers": [(b"host", b"testserver")],
+        "client": ("203.0.113.7", 1),
+        "server": ("testserver", 80),
+        "root_path": "",
+    }
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:

@@ -61,9 +61,11 @@ def serve(server_env: dict[str, str], tmp_path: Path) -> Iterator[object]:
 
 
 def report(attack: str, timings: object, statuses: object) -> None:
-    print(f"\n{attack}: worst legitimate latency {timings.worst:.3f} s over "  # type: ignore[attr-defined]
-          f"{len(timings.answers)} requests {dict(timings.statuses)}; "  # type: ignore[attr-defined]
-          f"attackers got {dict(statuses)}")  # type: ignore[call-overload]
+    print(
+        f"\n{attack}: worst legitimate latency {timings.worst:.3f} s over "  # type: ignore[attr-defined]
+        f"{len(timings.answers)} requests {dict(timings.statuses)}; "  # type: ignore[attr-defined]
+        f"attackers got {dict(statuses)}"
+    )  # type: ignore[call-overload]
 
 
 def assert_served_in_time(timings: object) -> None:
@@ -84,8 +86,10 @@ class TestWrongSecretFlood:
         with serve(CLOUDADMIN_AUTH_FAILURE_LIMIT="1000000/minute") as base:
             statuses, timings = await beside(
                 lambda: flood(base, ATTACK_SECONDS, USERS, f"apikey {key_id}_wrong"),
-                lambda: legitimate(base, ATTACK_SECONDS - 1,
-                                   lambda c, n: read_users(ls.client_admin, c, n)))
+                lambda: legitimate(
+                    base, ATTACK_SECONDS - 1, lambda c, n: read_users(ls.client_admin, c, n)
+                ),
+            )
         report("wrong-secret flood, no throttle", timings, statuses)
         assert statuses[401] > 100 and set(statuses) == {401}, statuses
         assert_served_in_time(timings)
@@ -96,15 +100,22 @@ class TestWrongSecretFlood:
     ):
         # The default limit: past 20 failures a minute an attacking address is answered
         # 429 before any database work; the legitimate caller's address never is.
-        shared = {} if storage == "memory" else {
-            "CLOUDADMIN_REDIS_URL": redis_url(),
-            "CLOUDADMIN_LIMITS_KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+        shared = (
+            {}
+            if storage == "memory"
+            else {
+                "CLOUDADMIN_REDIS_URL": redis_url(),
+                "CLOUDADMIN_LIMITS_KEY_PREFIX": f"test-{uuid.uuid4().hex}",
+            }
+        )
         key_id = ls.client_admin.split("_")[0]
         with serve(**shared) as base:
             statuses, timings = await beside(
                 lambda: flood(base, ATTACK_SECONDS, USERS, f"apikey {key_id}_wrong"),
-                lambda: legitimate(base, ATTACK_SECONDS - 1,
-                                   lambda c, n: read_users(ls.client_admin, c, n)))
+                lambda: legitimate(
+                    base, ATTACK_SECONDS - 1, lambda c, n: read_users(ls.client_admin, c, n)
+                ),
+            )
         report(f"wrong-secret flood, throttle in {storage}", timings, statuses)
         # However slowly a busy machine floods: the attackers went on past their limit
         # and were refused at once, and their wrong secrets that reached the database
@@ -123,14 +134,18 @@ class TestSlowBodies:
         async def create_or_read(c: httpx.AsyncClient, n: int) -> httpx.Response:
             if n % 2:
                 return await read_users(ls.client_admin, c, n)
-            return await c.post(SELLERS, headers=auth(ls.reseller), json={
-                "email": f"seller{n}@example.com", "full_name": f"Seller {n}"})
+            return await c.post(
+                SELLERS,
+                headers=auth(ls.reseller),
+                json={"email": f"seller{n}@example.com", "full_name": f"Seller {n}"},
+            )
 
         # A body timeout shorter than the default 10 s: the same cut-off, sooner.
         with serve(CLOUDADMIN_BODY_TIMEOUT_SECONDS=str(BODY_TIMEOUT)) as base:
             statuses, timings = await beside(
                 lambda: trickle(base, ATTACK_SECONDS, SELLERS, f"apikey {key_id}_wrong"),
-                lambda: legitimate(base, ATTACK_SECONDS - 1, create_or_read))
+                lambda: legitimate(base, ATTACK_SECONDS - 1, create_or_read),
+            )
         report("slow bodies", timings, statuses)
         assert statuses[408] >= 10, statuses  # each connection was cut off at least once
         assert_served_in_time(timings)

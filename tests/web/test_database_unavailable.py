@@ -46,8 +46,9 @@ def broken_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def broken(broken_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(database_url=broken_url, secret_key="test-secret-key",
-                              data_dir=tmp_path / "data"))
+    app = create_app(
+        Settings(database_url=broken_url, secret_key="test-secret-key", data_dir=tmp_path / "data")
+    )
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
@@ -81,13 +82,18 @@ class TestRequests:
         assert_unavailable(await broken.get("/iam/admin/sellers/1", headers=KEY))
 
     async def test_a_change_is_503(self, broken: httpx.AsyncClient):
-        assert_unavailable(await broken.post(
-            "/iam/admin/sellers", headers=KEY,
-            json={"email": "jane@sales.example", "full_name": "Jane Seller"}))
+        assert_unavailable(
+            await broken.post(
+                "/iam/admin/sellers",
+                headers=KEY,
+                json={"email": "jane@sales.example", "full_name": "Jane Seller"},
+            )
+        )
 
     async def test_concurrent_requests_are_all_503(self, broken: httpx.AsyncClient):
         answers = await asyncio.gather(
-            *(broken.get("/iam/activity_log/requests", headers=KEY) for _ in range(5)))
+            *(broken.get("/iam/activity_log/requests", headers=KEY) for _ in range(5))
+        )
         for r in answers:
             assert_unavailable(r)
 

@@ -56,19 +56,25 @@ def _namespace_command() -> list[str]:
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     chromium = _chromium()
     out = tmp_path_factory.mktemp("offline-docs")
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+    }
     done = subprocess.run(
         [*_namespace_command(), sys.executable, str(HELPER), str(out), "--chromium", chromium],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, f"offline run failed:\n{done.stdout}\n{done.stderr}"
     spec = json.loads((out / "openapi.json").read_text())
     return {
         "out": out,
         "origin": json.loads((out / "result.json").read_text())["origin"],
-        "operation_ids": [op["operationId"] for item in spec["paths"].values()
-                          for op in item.values()],
+        "operation_ids": [
+            op["operationId"] for item in spec["paths"].values() for op in item.values()
+        ],
     }
 
 
@@ -78,10 +84,15 @@ def page_requests(netlog: Path) -> list[str]:
     as update checks, have no initiator and are not the page's doing."""
     log = json.loads(netlog.read_text())
     start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    starts = [e["params"] for e in log["events"]
-              if e["type"] == start and "url" in e.get("params", {})]
-    return [p["url"] for p in starts if p.get("request_type") == "main frame"
-            or p.get("initiator", "not an origin") != "not an origin"]
+    starts = [
+        e["params"] for e in log["events"] if e["type"] == start and "url" in e.get("params", {})
+    ]
+    return [
+        p["url"]
+        for p in starts
+        if p.get("request_type") == "main frame"
+        or p.get("initiator", "not an origin") != "not an origin"
+    ]
 
 
 @pytest.mark.parametrize("page", ["docs", "redoc"])
@@ -94,8 +105,7 @@ class TestOffline:
 
     def test_the_html_names_no_other_host(self, rendered: dict[str, Any], page: str):
         html = (rendered["out"] / f"{page}.html").read_text()
-        foreign = [u for u in URL.findall(html)
-                   if not u.startswith(rendered["origin"] + "/")]
+        foreign = [u for u in URL.findall(html) if not u.startswith(rendered["origin"] + "/")]
         assert not foreign, f"{page} names other hosts: {foreign}"
         assert "fonts.googleapis" not in html and "cdn." not in html
 
@@ -105,14 +115,16 @@ class TestOffline:
         assert f"{origin}/openapi.json" in urls and f"{origin}/docs-assets/favicon.svg" in urls
         assert all(u.startswith(origin + "/") for u in urls), urls
 
-    def test_the_policy_blocked_nothing_the_page_needs(
-        self, rendered: dict[str, Any], page: str
-    ):
+    def test_the_policy_blocked_nothing_the_page_needs(self, rendered: dict[str, Any], page: str):
         # The one block expected: ReDoc's footer logo, which it loads from its maker's CDN
         # (and hides when the load fails).
         console = (rendered["out"] / f"{page}.console.txt").read_text().splitlines()
-        blocked = [line for line in console if "Content Security Policy" in line
-                   and "https://cdn.redoc.ly/redoc/logo-mini.svg" not in line]
+        blocked = [
+            line
+            for line in console
+            if "Content Security Policy" in line
+            and "https://cdn.redoc.ly/redoc/logo-mini.svg" not in line
+        ]
         assert not blocked, blocked
 
 

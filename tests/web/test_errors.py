@@ -56,8 +56,11 @@ class TestStatuses:
         assert list(body["errors"]) == ["limit"]  # type: ignore[arg-type]
 
     async def test_400_bad_json_is_parse_error(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.post(SELLERS, content=b'{"email": ', headers={
-            **auth(ls.reseller), "Content-Type": "application/json"})
+        r = await client.post(
+            SELLERS,
+            content=b'{"email": ',
+            headers={**auth(ls.reseller), "Content-Type": "application/json"},
+        )
         body = assert_error(r, 400, "ParseError")
         assert str(body["message"]).startswith("JSON parse error - ")
 
@@ -73,8 +76,9 @@ class TestStatuses:
         assert_error(r, 403, "PermissionDenied")
 
     async def test_404_resource(self, client: httpx.AsyncClient, ls: Landscape):
-        assert_error(await client.get(f"{SELLERS}/5", headers=auth(ls.reseller)), 404,
-                     "NotFoundError")
+        assert_error(
+            await client.get(f"{SELLERS}/5", headers=auth(ls.reseller)), 404, "NotFoundError"
+        )
 
     async def test_404_unknown_path(self, client: httpx.AsyncClient):
         assert_error(await client.get("/no/such/path"), 404, "NotFoundError")
@@ -92,8 +96,9 @@ class TestStatuses:
 
     async def test_413_declared_length(self, client: httpx.AsyncClient, ls: Landscape):
         big = b'{"email": "' + b"a" * (1024 * 1024) + b'"}'
-        r = await client.post(SELLERS, content=big, headers={
-            **auth(ls.reseller), "Content-Type": "application/json"})
+        r = await client.post(
+            SELLERS, content=big, headers={**auth(ls.reseller), "Content-Type": "application/json"}
+        )
         assert_error(r, 413, "PayloadTooLarge")
 
     async def test_413_streamed_without_length(self, client: httpx.AsyncClient, ls: Landscape):
@@ -101,19 +106,26 @@ class TestStatuses:
             for _ in range(20):
                 yield b"x" * 65536
 
-        r = await client.post(SELLERS, content=chunks(), headers={
-            **auth(ls.reseller), "Content-Type": "application/json"})
+        r = await client.post(
+            SELLERS,
+            content=chunks(),
+            headers={**auth(ls.reseller), "Content-Type": "application/json"},
+        )
         assert_error(r, 413, "PayloadTooLarge")
 
     async def test_body_just_under_limit_is_read(self, client: httpx.AsyncClient, ls: Landscape):
         body = b'{"email": "a@b.example", "full_name": "' + b"x" * (1024 * 1000) + b'"}'
-        r = await client.post(SELLERS, content=body, headers={
-            **auth(ls.reseller), "Content-Type": "application/json"})
+        r = await client.post(
+            SELLERS, content=body, headers={**auth(ls.reseller), "Content-Type": "application/json"}
+        )
         assert_error(r, 400, "ValidationError")  # too long a name, but read and judged
 
     async def test_415_wrong_content_type(self, client: httpx.AsyncClient, ls: Landscape):
-        r = await client.post(SELLERS, content=b'{"email": "a@b.example", "full_name": "A"}',
-                              headers={**auth(ls.reseller), "Content-Type": "text/plain"})
+        r = await client.post(
+            SELLERS,
+            content=b'{"email": "a@b.example", "full_name": "A"}',
+            headers={**auth(ls.reseller), "Content-Type": "text/plain"},
+        )
         assert_error(r, 415, "UnsupportedMediaType")
 
 

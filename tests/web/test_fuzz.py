@@ -25,8 +25,7 @@ from tests.databases import postgres_base_url
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("operator", "reseller", "client_admin", "client_member", "engineer",
-         "other_client_admin")
+KINDS = ("operator", "reseller", "client_admin", "client_member", "engineer", "other_client_admin")
 EXAMPLES = 5
 
 
@@ -35,10 +34,23 @@ def fuzz(database: str, kinds: tuple[str, ...]) -> list[list[str]]:
     schemathesis found anything)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "fuzz.py"), "--database", database,
-         "--kinds", ",".join(kinds), "--max-examples", str(EXAMPLES),
-         "--phases", "examples,fuzzing"],
-        capture_output=True, text=True, timeout=900, env=env, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "fuzz.py"),
+            "--database",
+            database,
+            "--kinds",
+            ",".join(kinds),
+            "--max-examples",
+            str(EXAMPLES),
+            "--phases",
+            "examples,fuzzing",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=ROOT,
     )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-20000:]
@@ -46,8 +58,11 @@ def fuzz(database: str, kinds: tuple[str, ...]) -> list[list[str]]:
 
 
 def test_no_server_errors_undocumented_statuses_or_shapes() -> None:
-    split = ({"sqlite": KINDS[::2], "postgresql": KINDS[1::2]} if postgres_base_url()
-             else {"sqlite": KINDS})
+    split = (
+        {"sqlite": KINDS[::2], "postgresql": KINDS[1::2]}
+        if postgres_base_url()
+        else {"sqlite": KINDS}
+    )
     rows = [row for database, kinds in split.items() for row in fuzz(database, kinds)]
     ran = {(row[0], row[1]) for row in rows if len(row) > 2 and row[0] in split}
     assert ran == {(db, kind) for db, kinds in split.items() for kind in kinds}, rows

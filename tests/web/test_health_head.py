@@ -23,8 +23,13 @@ class TestHead:
 
     async def test_readyz_with_the_database_down(self, tmp_path: Path):
         # Nothing listens on port 9 of loopback: the database does not answer.
-        app = create_app(Settings(database_url="postgresql+asyncpg://nobody@127.0.0.1:9/none",
-                                  secret_key="k", data_dir=tmp_path))
+        app = create_app(
+            Settings(
+                database_url="postgresql+asyncpg://nobody@127.0.0.1:9/none",
+                secret_key="k",
+                data_dir=tmp_path,
+            )
+        )
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             r = await c.head("/readyz")

@@ -59,21 +59,48 @@ class Creating:
 
 CREATING = [
     Creating("seller", lambda ls: SELLERS, seller(), "reseller", Seller, 200),
-    Creating("user", lambda ls: "/iam/users",
-             {"email": "owner@newshop.example", "password": STRONG_PASSWORD,
-              "company": "New Shop Ltd", "name": "Olivia Owner"}, "reseller", User, 201),
-    Creating("client user",
-             lambda ls: f"/iam/clients/{ls.client_account.id}/client-users/create",
-             {"username": "engineer@shop.example", "password": STRONG_PASSWORD,
-              "name": "Eve Engineer", "user_role": {"user_role": {"id": 5, "name": "Engineers"}}},
-             "client_admin", User, 200),
-    Creating("notification setting",
-             lambda ls: f"/iam/reselling/resellers/{ls.reseller_account.id}/notification_settings",
-             {"notification_type": "deletion_request", "email": "alerts@acme.example"},
-             "reseller", NotificationSetting, 201),
-    Creating("amqp subscription", lambda ls: SUBSCRIBE,
-             {"connection_string": "amqps://events:s3cret@broker.example:5671/prod"},
-             "client_admin", AmqpSubscription, 204),
+    Creating(
+        "user",
+        lambda ls: "/iam/users",
+        {
+            "email": "owner@newshop.example",
+            "password": STRONG_PASSWORD,
+            "company": "New Shop Ltd",
+            "name": "Olivia Owner",
+        },
+        "reseller",
+        User,
+        201,
+    ),
+    Creating(
+        "client user",
+        lambda ls: f"/iam/clients/{ls.client_account.id}/client-users/create",
+        {
+            "username": "engineer@shop.example",
+            "password": STRONG_PASSWORD,
+            "name": "Eve Engineer",
+            "user_role": {"user_role": {"id": 5, "name": "Engineers"}},
+        },
+        "client_admin",
+        User,
+        200,
+    ),
+    Creating(
+        "notification setting",
+        lambda ls: f"/iam/reselling/resellers/{ls.reseller_account.id}/notification_settings",
+        {"notification_type": "deletion_request", "email": "alerts@acme.example"},
+        "reseller",
+        NotificationSetting,
+        201,
+    ),
+    Creating(
+        "amqp subscription",
+        lambda ls: SUBSCRIBE,
+        {"connection_string": "amqps://events:s3cret@broker.example:5671/prod"},
+        "client_admin",
+        AmqpSubscription,
+        204,
+    ),
 ]
 
 
@@ -86,10 +113,14 @@ async def keys_stored(session: AsyncSession) -> list[Any]:
 async def age_keys(session: AsyncSession, by: timedelta) -> None:
     """Move every stored key's creation back (instead of waiting for the clock)."""
     for row in await keys_stored(session):
-        await session.execute(update(IdempotencyKey).where(
-            IdempotencyKey.account_id == row.account_id,
-            IdempotencyKey.idempotency_key == row.idempotency_key,
-        ).values(created_at=row.created_at - by))
+        await session.execute(
+            update(IdempotencyKey)
+            .where(
+                IdempotencyKey.account_id == row.account_id,
+                IdempotencyKey.idempotency_key == row.idempotency_key,
+            )
+            .values(created_at=row.created_at - by)
+        )
     await session.commit()
 
 
@@ -117,10 +148,16 @@ class TestReplay:
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
         headers = {**with_key(ls.reseller), "Content-Type": "application/json"}
-        first = await client.post(SELLERS, content=b'{"email": "jane@sales.example", '
-                                  b'"full_name": "Jane Seller"}', headers=headers)
-        again = await client.post(SELLERS, content=b'{"full_name":"Jane Seller",'
-                                  b'"email":"jane@sales.example"}', headers=headers)
+        first = await client.post(
+            SELLERS,
+            content=b'{"email": "jane@sales.example", "full_name": "Jane Seller"}',
+            headers=headers,
+        )
+        again = await client.post(
+            SELLERS,
+            content=b'{"full_name":"Jane Seller","email":"jane@sales.example"}',
+            headers=headers,
+        )
         assert first.status_code == 200, first.text
         assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
         assert again.json() == first.json()
@@ -132,9 +169,13 @@ class TestReplay:
         for _ in range(2):
             r = await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
             assert r.status_code == 200
-        rows = (await session.execute(
-            select(ActivityLogEntry.status_code, ActivityLogEntry.reverted)
-            .where(ActivityLogEntry.path == SELLERS))).all()
+        rows = (
+            await session.execute(
+                select(ActivityLogEntry.status_code, ActivityLogEntry.reverted).where(
+                    ActivityLogEntry.path == SELLERS
+                )
+            )
+        ).all()
         await session.commit()
         assert [tuple(r) for r in rows] == [(200, False), (200, False)]
 
@@ -153,8 +194,9 @@ class TestAnotherRequest:
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
         await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
-        r = await client.post(SELLERS, json=seller("other@sales.example"),
-                              headers=with_key(ls.reseller))
+        r = await client.post(
+            SELLERS, json=seller("other@sales.example"), headers=with_key(ls.reseller)
+        )
         assert r.status_code == 422
         assert r.json()["exception_class"] == "UnprocessableEntity"
         assert "Idempotency-Key" in r.json()["message"]
@@ -164,8 +206,9 @@ class TestAnotherRequest:
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
         await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
-        r = await client.post(CREATING[3].path(ls), json=CREATING[3].body,
-                              headers=with_key(ls.reseller))
+        r = await client.post(
+            CREATING[3].path(ls), json=CREATING[3].body, headers=with_key(ls.reseller)
+        )
         assert r.status_code == 422
         assert await count(session, NotificationSetting) == 0
 
@@ -192,24 +235,29 @@ class TestAccounts:
     async def test_another_account_with_the_same_key_is_independent(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        mine = await client.post(SELLERS, json=seller("a@sales.example"),
-                                 headers=with_key(ls.reseller))
-        theirs = await client.post(SELLERS, json=seller("b@sales.example"),
-                                   headers=with_key(ls.other_reseller))
+        mine = await client.post(
+            SELLERS, json=seller("a@sales.example"), headers=with_key(ls.reseller)
+        )
+        theirs = await client.post(
+            SELLERS, json=seller("b@sales.example"), headers=with_key(ls.other_reseller)
+        )
         assert mine.status_code == theirs.status_code == 200
         assert "Idempotent-Replayed" not in theirs.headers
         assert theirs.json()["reseller_name"] == "Other Hosting"
         assert await count(session, Seller) == 2
         assert {row.account_id for row in await keys_stored(session)} == {
-            ls.reseller_account.id, ls.other_reseller_account.id}
+            ls.reseller_account.id,
+            ls.other_reseller_account.id,
+        }
 
 
 class TestFailedFirstAttempt:
     async def test_a_rejected_request_does_not_keep_the_key(
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
-        bad = await client.post(SELLERS, json={**seller(), "phone": "CALL ME"},
-                                headers=with_key(ls.reseller))
+        bad = await client.post(
+            SELLERS, json={**seller(), "phone": "CALL ME"}, headers=with_key(ls.reseller)
+        )
         assert bad.status_code == 400
         assert await keys_stored(session) == []
         good = await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
@@ -223,8 +271,9 @@ class TestFailedFirstAttempt:
         await client.post(op.path(ls), json=op.body, headers=auth(ls.client_admin))
         taken = await client.post(op.path(ls), json=op.body, headers=with_key(ls.client_admin))
         assert taken.status_code == 409  # the account already has a subscription
-        gone = await client.post(f"{SUBSCRIBE.rsplit('/', 1)[0]}/unsubscribe_amqp",
-                                 headers=auth(ls.client_admin))
+        gone = await client.post(
+            f"{SUBSCRIBE.rsplit('/', 1)[0]}/unsubscribe_amqp", headers=auth(ls.client_admin)
+        )
         assert gone.status_code == 204
         r = await client.post(op.path(ls), json=op.body, headers=with_key(ls.client_admin))
         assert r.status_code == 204 and "Idempotent-Replayed" not in r.headers
@@ -238,8 +287,9 @@ class TestExpiry:
         first = await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
         await age_keys(session, timedelta(hours=24, seconds=1))
         # Another body on purpose: an expired key is free for any request.
-        r = await client.post(SELLERS, json=seller("later@sales.example"),
-                              headers=with_key(ls.reseller))
+        r = await client.post(
+            SELLERS, json=seller("later@sales.example"), headers=with_key(ls.reseller)
+        )
         assert r.status_code == 200 and "Idempotent-Replayed" not in r.headers
         assert r.json()["id"] != first.json()["id"]
         assert await count(session, Seller) == 2
@@ -256,19 +306,22 @@ class TestExpiry:
         self, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape
     ):
         await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
-        await client.post(SELLERS, json=seller("b@sales.example"),
-                          headers=with_key(ls.other_reseller, "theirs"))
+        await client.post(
+            SELLERS, json=seller("b@sales.example"), headers=with_key(ls.other_reseller, "theirs")
+        )
         await age_keys(session, timedelta(hours=25))
-        await client.post(SELLERS, json=seller("c@sales.example"),
-                          headers=with_key(ls.reseller, "new"))
+        await client.post(
+            SELLERS, json=seller("c@sales.example"), headers=with_key(ls.reseller, "new")
+        )
         assert [row.idempotency_key for row in await keys_stored(session)] == ["new"]
 
 
 async def unanswer(session: AsyncSession) -> None:
     """Turn the stored keys back into running claims: as a request leaves its key while
     it runs, or when it died before its commit (then its change is absent too)."""
-    await session.execute(update(IdempotencyKey).values(
-        status_code=None, content_type=None, body=None))
+    await session.execute(
+        update(IdempotencyKey).values(status_code=None, content_type=None, body=None)
+    )
     await session.commit()
 
 
@@ -289,8 +342,9 @@ class TestRunning:
     ):
         await client.post(SELLERS, json=seller(), headers=with_key(ls.reseller))
         await unanswer(session)
-        r = await client.post(SELLERS, json=seller("b@sales.example"),
-                              headers=with_key(ls.reseller))
+        r = await client.post(
+            SELLERS, json=seller("b@sales.example"), headers=with_key(ls.reseller)
+        )
         assert r.status_code == 422
 
     async def test_a_claim_abandoned_past_the_lease_is_taken_over(
@@ -310,12 +364,17 @@ class TestRunning:
         assert await count(session, Seller) == 1
 
     async def test_a_repeat_while_the_first_runs_is_409(
-        self, app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, ls: Landscape,
+        self,
+        app: FastAPI,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
         dialect: str,
     ):
         held = _held_route(app, write_first=dialect == "postgresql")
-        first = asyncio.create_task(client.post("/test/held", json={"n": 1},
-                                                headers=with_key(ls.reseller)))
+        first = asyncio.create_task(
+            client.post("/test/held", json={"n": 1}, headers=with_key(ls.reseller))
+        )
         await _wait_for(held.entered, first)
         r = await client.post("/test/held", json={"n": 1}, headers=with_key(ls.reseller))
         assert r.status_code == 409, r.text
@@ -332,9 +391,12 @@ class TestRunning:
     ):
         # Notification settings may repeat: without the key, each would be created.
         op = CREATING[3]
-        answers = await asyncio.gather(*(
-            client.post(op.path(ls), json=op.body, headers=with_key(ls.reseller))
-            for _ in range(4)))
+        answers = await asyncio.gather(
+            *(
+                client.post(op.path(ls), json=op.body, headers=with_key(ls.reseller))
+                for _ in range(4)
+            )
+        )
         statuses = sorted(r.status_code for r in answers)
         assert statuses[0] == 201 and set(statuses) <= {201, 409}, statuses
         made = [r for r in answers if r.status_code == 201]
@@ -358,8 +420,12 @@ def _held_route(app: FastAPI, *, write_first: bool) -> _Held:
     @router.post("/test/held", status_code=201, dependencies=[IDEMPOTENT])
     async def create_held(session: Session, caller: CurrentCaller) -> dict[str, int]:
         async def write() -> int:
-            row = NotificationSetting(reseller_id=caller.account_id, email="held@acme.example",
-                                      notification_type="failed_login", enabled=True)
+            row = NotificationSetting(
+                reseller_id=caller.account_id,
+                email="held@acme.example",
+                notification_type="failed_login",
+                enabled=True,
+            )
             session.add(row)
             await session.flush()
             return row.id
@@ -369,8 +435,9 @@ def _held_route(app: FastAPI, *, write_first: bool) -> _Held:
         await asyncio.wait_for(held.go.wait(), 30)
         if not write_first:
             ident = await write()
-        total = (await session.execute(select(func.count()).select_from(
-            NotificationSetting))).scalar_one()
+        total = (
+            await session.execute(select(func.count()).select_from(NotificationSetting))
+        ).scalar_one()
         return {"id": ident, "total": total}
 
     app.include_router(router)
@@ -392,7 +459,8 @@ class TestOpenApi:
     ):
         spec = (await client.get("/openapi.json")).json()
         ops = {
-            ("/iam/users", "post"), ("/iam/admin/sellers", "post"),
+            ("/iam/users", "post"),
+            ("/iam/admin/sellers", "post"),
             ("/iam/clients/{clientId}/client-users/create", "post"),
             ("/iam/reselling/resellers/{resellerId}/notification_settings", "post"),
             ("/cloud/v1/user_actions/subscribe_amqp", "post"),
@@ -407,7 +475,8 @@ class TestOpenApi:
                 answer = op["responses"][code]
                 assert "Idempotency-Key" in answer["description"], (path, code)
                 assert answer["content"]["application/json"]["schema"] == {
-                    "$ref": "#/components/schemas/Error"}
+                    "$ref": "#/components/schemas/Error"
+                }
             ok = next(v for k, v in op["responses"].items() if k.startswith("2"))
             assert "Idempotent-Replayed" in ok["headers"]
 

@@ -23,8 +23,11 @@ class TestActivityLog:
     async def test_is_400_naming_the_parameter(
         self, client: httpx.AsyncClient, ls: Landscape, value: str
     ):
-        r = await client.get("/iam/activity_log/requests", headers=auth(ls.operator),
-                             params={"min_requested_at": value})
+        r = await client.get(
+            "/iam/activity_log/requests",
+            headers=auth(ls.operator),
+            params={"min_requested_at": value},
+        )
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == ["min_requested_at"]
 
@@ -35,14 +38,18 @@ class TestAddendums:
     async def test_is_400_naming_the_parameter(
         self, client: httpx.AsyncClient, ls: Landscape, name: str, value: str
     ):
-        r = await client.get("/billing/org/v1/addendums", headers=auth(ls.operator),
-                             params={name: value})
+        r = await client.get(
+            "/billing/org/v1/addendums", headers=auth(ls.operator), params={name: value}
+        )
         assert r.status_code == 400, r.text
         assert list(r.json()["errors"]) == [name]
 
     async def test_the_last_instant_in_utc_is_still_accepted(
         self, client: httpx.AsyncClient, ls: Landscape
     ):
-        r = await client.get("/billing/org/v1/addendums", headers=auth(ls.operator),
-                             params={"created_before": "9999-12-31T23:59:59Z"})
+        r = await client.get(
+            "/billing/org/v1/addendums",
+            headers=auth(ls.operator),
+            params={"created_before": "9999-12-31T23:59:59Z"},
+        )
         assert r.status_code == 200, r.text

@@ -51,7 +51,7 @@ class TestExposition:
     ):
         r = await client.get("/metrics", headers=auth(ls.reseller))
         assert r.status_code == 200
-        count = (await session.execute(select(func.count()).select_from(ActivityLogEntry)))
+        count = await session.execute(select(func.count()).select_from(ActivityLogEntry))
         assert count.scalar_one() == 0
 
     async def test_is_not_in_the_openapi_document(self, client: httpx.AsyncClient):
@@ -114,19 +114,28 @@ class TestAuthentication:
         self, settings: Settings, app: FastAPI, ls: Landscape
     ):
         throttled = "cloudadmin_throttled_requests_total"
-        async for c in other_app(settings, auth_failure_limit="2/minute",
-                                 key_rate_limit="1/minute"):
+        async for c in other_app(
+            settings, auth_failure_limit="2/minute", key_rate_limit="1/minute"
+        ):
             before = await scrape(c)
-            statuses = [(await c.get("/iam/users/1", headers=auth("1_wrong"))).status_code
-                        for _ in range(3)]
+            statuses = [
+                (await c.get("/iam/users/1", headers=auth("1_wrong"))).status_code for _ in range(3)
+            ]
             assert statuses == [401, 401, 429]
-            statuses = [(await c.get(f"/iam/users/{ls.admin_user.id}",
-                                     headers=auth(ls.operator))).status_code for _ in range(2)]
+            statuses = [
+                (
+                    await c.get(f"/iam/users/{ls.admin_user.id}", headers=auth(ls.operator))
+                ).status_code
+                for _ in range(2)
+            ]
             # The address is past its failures: refused before the key is looked at.
             assert statuses == [429, 429]
             after = await scrape(c)
-            assert after.get(throttled, limit="auth_failures") \
-                - before.get(throttled, limit="auth_failures") == 3
+            assert (
+                after.get(throttled, limit="auth_failures")
+                - before.get(throttled, limit="auth_failures")
+                == 3
+            )
 
     async def test_a_key_past_its_rate_is_counted(
         self, settings: Settings, app: FastAPI, ls: Landscape
@@ -134,12 +143,17 @@ class TestAuthentication:
         throttled = "cloudadmin_throttled_requests_total"
         async for c in other_app(settings, key_rate_limit="1/minute"):
             before = await scrape(c)
-            statuses = [(await c.get(f"/iam/users/{ls.admin_user.id}",
-                                     headers=auth(ls.operator))).status_code for _ in range(3)]
+            statuses = [
+                (
+                    await c.get(f"/iam/users/{ls.admin_user.id}", headers=auth(ls.operator))
+                ).status_code
+                for _ in range(3)
+            ]
             assert statuses == [200, 429, 429]
             after = await scrape(c)
-            assert after.get(throttled, limit="api_key") \
-                - before.get(throttled, limit="api_key") == 2
+            assert (
+                after.get(throttled, limit="api_key") - before.get(throttled, limit="api_key") == 2
+            )
 
 
 def gauge(name: str) -> float:
@@ -151,8 +165,10 @@ def gauge(name: str) -> float:
 class TestDatabasePool:
     async def test_connections_in_use_and_requests_waiting(self):
         turns = Turns(1, 30)
-        in_use, waiting = (gauge("cloudadmin_db_pool_connections_in_use"),
-                           gauge("cloudadmin_db_pool_requests_waiting"))
+        in_use, waiting = (
+            gauge("cloudadmin_db_pool_connections_in_use"),
+            gauge("cloudadmin_db_pool_requests_waiting"),
+        )
         release = asyncio.Event()
 
         async def hold() -> None:

@@ -17,8 +17,12 @@ class TestOpenApi:
         assert "post" in paths["/iam/admin/sellers"]
         assert "get" in paths["/iam/activity_log/requests"]
         scheme = spec["components"]["securitySchemes"]["APIKey"]
-        assert scheme == {"type": "apiKey", "in": "header", "name": "Authorization",
-                          "description": "`apikey <id>_<secret>`"}
+        assert scheme == {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`apikey <id>_<secret>`",
+        }
         op = paths["/iam/admin/sellers"]["post"]
         assert op["security"] == [{"APIKey": []}]
         # FastAPI's validation 422 is gone (validation answers 400); the one left is the
@@ -26,16 +30,26 @@ class TestOpenApi:
         assert "Idempotency-Key" in op["responses"]["422"]["description"]
         assert "422" not in paths["/iam/admin/sellers/{sellerId}"]["patch"]["responses"]
         assert op["responses"]["422"]["content"]["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/Error"}
+            "$ref": "#/components/schemas/Error"
+        }
         assert "HTTPValidationError" not in spec["components"]["schemas"]
         assert op["responses"]["400"]["content"]["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/Error"}
+            "$ref": "#/components/schemas/Error"
+        }
 
     async def test_seller_schema_is_exact(self, client: httpx.AsyncClient):
         schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
         seller = schemas["Seller"]
-        assert set(seller["required"]) == {"id", "email", "full_name", "reseller_name", "company",
-                                           "date_joined", "activated", "deleted"}
+        assert set(seller["required"]) == {
+            "id",
+            "email",
+            "full_name",
+            "reseller_name",
+            "company",
+            "date_joined",
+            "activated",
+            "deleted",
+        }
         assert seller["properties"]["email"]["maxLength"] == 150
         write = schemas["SellerWrite"]
         assert set(write["required"]) == {"email", "full_name"}
@@ -117,8 +131,13 @@ class TestDatabaseDown:
         from cloudadmin.app import create_app
         from cloudadmin.config import Settings
 
-        app = create_app(Settings(database_url="postgresql+asyncpg://nobody@127.0.0.1:9/none",
-                                  secret_key="k", data_dir=tmp_path))
+        app = create_app(
+            Settings(
+                database_url="postgresql+asyncpg://nobody@127.0.0.1:9/none",
+                secret_key="k",
+                data_dir=tmp_path,
+            )
+        )
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             ready = await c.get("/readyz")

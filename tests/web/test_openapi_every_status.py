@@ -23,8 +23,9 @@ NO_DATABASE = {("get", "/healthz")}  # answers from the process alone
 
 async def walk(client: httpx.AsyncClient) -> list[tuple[str, str, dict[str, Any]]]:
     spec = (await client.get("/openapi.json")).json()
-    return [(method, path, op) for path, item in spec["paths"].items()
-            for method, op in item.items()]
+    return [
+        (method, path, op) for path, item in spec["paths"].items() for method, op in item.items()
+    ]
 
 
 def has_error_body(op: dict[str, Any], code: str) -> bool:
@@ -36,9 +37,15 @@ class TestEveryOperation:
     async def test_503_with_retry_after_wherever_the_database_is_used(
         self, client: httpx.AsyncClient
     ):
-        missing = [(m, p) for m, p, op in await walk(client) if (m, p) not in NO_DATABASE
-                   and not (has_error_body(op, "503")
-                            and "Retry-After" in op["responses"]["503"].get("headers", {}))]
+        missing = [
+            (m, p)
+            for m, p, op in await walk(client)
+            if (m, p) not in NO_DATABASE
+            and not (
+                has_error_body(op, "503")
+                and "Retry-After" in op["responses"]["503"].get("headers", {})
+            )
+        ]
         assert not missing
 
     async def test_429_on_every_authenticated_operation(self, client: httpx.AsyncClient):
@@ -46,17 +53,27 @@ class TestEveryOperation:
         # The throttle admits every API request, with a key or not (the public branding
         # files are throttled by address): all but the health checks.
         throttled = [(m, p, op) for m, p, op in ops if p not in ("/healthz", "/readyz")]
-        assert all(op.get("security") for m, p, op in throttled
-                   if p != "/iam/reselling/files/{name}")
-        missing = [(m, p) for m, p, op in throttled if not (
-            has_error_body(op, "429") and "Retry-After" in op["responses"]["429"]["headers"])]
+        assert all(
+            op.get("security") for m, p, op in throttled if p != "/iam/reselling/files/{name}"
+        )
+        missing = [
+            (m, p)
+            for m, p, op in throttled
+            if not (
+                has_error_body(op, "429") and "Retry-After" in op["responses"]["429"]["headers"]
+            )
+        ]
         assert not missing
 
     async def test_413_and_415_on_every_operation_with_a_body(self, client: httpx.AsyncClient):
         with_body = [(m, p, op) for m, p, op in await walk(client) if "requestBody" in op]
         assert len(with_body) >= 15
-        missing = [(m, p, code) for m, p, op in with_body for code in ("413", "415")
-                   if not has_error_body(op, code)]
+        missing = [
+            (m, p, code)
+            for m, p, op in with_body
+            for code in ("413", "415")
+            if not has_error_body(op, code)
+        ]
         assert not missing
 
     async def test_409_says_which_conflict(self, client: httpx.AsyncClient):
@@ -67,11 +84,18 @@ class TestEveryOperation:
             assert field in op["responses"]["409"]["description"], key
 
     async def test_409_on_every_change(self, client: httpx.AsyncClient):
-        missing = [(m, p) for m, p, op in await walk(client)
-                   if m in {"post", "put", "patch", "delete"} and not has_error_body(op, "409")]
+        missing = [
+            (m, p)
+            for m, p, op in await walk(client)
+            if m in {"post", "put", "patch", "delete"} and not has_error_body(op, "409")
+        ]
         assert not missing
 
     async def test_every_error_status_has_the_error_body(self, client: httpx.AsyncClient):
-        bare = [(m, p, code) for m, p, op in await walk(client) for code in op["responses"]
-                if code.isdigit() and int(code) >= 400 and not has_error_body(op, code)]
+        bare = [
+            (m, p, code)
+            for m, p, op in await walk(client)
+            for code in op["responses"]
+            if code.isdigit() and int(code) >= 400 and not has_error_body(op, code)
+        ]
         assert not bare

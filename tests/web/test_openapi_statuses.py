@@ -12,13 +12,17 @@ ERROR = {"$ref": "#/components/schemas/Error"}
 
 async def operations(client: httpx.AsyncClient) -> dict[tuple[str, str], dict[str, Any]]:
     spec = (await client.get("/openapi.json")).json()
-    return {(method, path): op for path, item in spec["paths"].items()
-            for method, op in item.items()}
+    return {
+        (method, path): op for path, item in spec["paths"].items() for method, op in item.items()
+    }
 
 
 def error_codes(op: dict[str, Any]) -> set[str]:
-    return {code for code, resp in op["responses"].items()
-            if resp.get("content", {}).get("application/json", {}).get("schema") == ERROR}
+    return {
+        code
+        for code, resp in op["responses"].items()
+        if resp.get("content", {}).get("application/json", {}).get("schema") == ERROR
+    }
 
 
 class TestGenericErrors:
@@ -30,9 +34,7 @@ class TestGenericErrors:
                 continue
             assert {"400", "401", "403", "404", "429", "503"} <= error_codes(op), (method, path)
 
-    async def test_operations_with_a_body_document_408_413_415(
-        self, client: httpx.AsyncClient
-    ):
+    async def test_operations_with_a_body_document_408_413_415(self, client: httpx.AsyncClient):
         ops = await operations(client)
         with_body = [op for op in ops.values() if "requestBody" in op]
         assert with_body
@@ -58,7 +60,8 @@ class TestGenericErrors:
         op = (await operations(client))[("post", "/cloud/v1/user_actions/subscribe_amqp")]
         # Kept first; the Idempotency-Key's own 409 is added after it.
         assert op["responses"]["409"]["description"].startswith(
-            "The account already has a subscription")
+            "The account already has a subscription"
+        )
 
     async def test_errors_described_by_an_endpoint_have_the_error_body(
         self, client: httpx.AsyncClient

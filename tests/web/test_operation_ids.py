@@ -38,16 +38,26 @@ EXPECTED = {
     ("PUT", "/iam/reselling/settings"): "update_branding_settings",
     ("POST", "/iam/reselling/settings/upload"): "upload_branding_files",
     ("GET", "/iam/reselling/files/{name}"): "get_branding_file",
-    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings"):
-        "list_notification_settings",
-    ("POST", "/iam/reselling/resellers/{resellerId}/notification_settings"):
-        "create_notification_setting",
-    ("GET", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-            "{notificationSettingsId}"): "get_notification_setting",
-    ("PATCH", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-              "{notificationSettingsId}"): "update_notification_setting",
-    ("DELETE", "/iam/reselling/resellers/{resellerId}/notification_settings/"
-               "{notificationSettingsId}"): "delete_notification_setting",
+    (
+        "GET",
+        "/iam/reselling/resellers/{resellerId}/notification_settings",
+    ): "list_notification_settings",
+    (
+        "POST",
+        "/iam/reselling/resellers/{resellerId}/notification_settings",
+    ): "create_notification_setting",
+    (
+        "GET",
+        "/iam/reselling/resellers/{resellerId}/notification_settings/{notificationSettingsId}",
+    ): "get_notification_setting",
+    (
+        "PATCH",
+        "/iam/reselling/resellers/{resellerId}/notification_settings/{notificationSettingsId}",
+    ): "update_notification_setting",
+    (
+        "DELETE",
+        "/iam/reselling/resellers/{resellerId}/notification_settings/{notificationSettingsId}",
+    ): "delete_notification_setting",
     ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
     ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens",
@@ -58,23 +68,27 @@ EXPECTED = {
     ("GET", "/billing/org/v1/addendums/{id}"): "get_addendum",
     ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}"): "list_listeners",
     ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "get_listener",
-    ("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"):
-        "update_listener",
+    ("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "update_listener",
     ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"): "list_snapshot_schedules",
-    ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}"):
-        "get_snapshot_schedule",
-    ("POST", "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters"):
-        "preview_k8s_cluster_price",
+    (
+        "GET",
+        "/cloud/v1/lifecycle_policy/{project_id}/{region_id}/{policy_id}",
+    ): "get_snapshot_schedule",
+    (
+        "POST",
+        "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters",
+    ): "preview_k8s_cluster_price",
     ("GET", "/cloud/v1/users"): "list_cloud_users",
     ("GET", "/cloud/v1/user_actions"): "list_audit_logs",
     ("POST", "/cloud/v1/user_actions/subscribe_amqp"): "create_amqp_subscription",
     ("POST", "/cloud/v1/user_actions/subscribe_amqp_test"): "test_amqp_subscription",
     ("POST", "/cloud/v1/user_actions/unsubscribe_amqp"): "delete_amqp_subscription",
     ("GET", "/cloud/v1/user_actions/amqp_subscriptions_list"): "list_amqp_subscriptions",
-    ("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
-        "get_amqp_subscription",
-    ("PATCH", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"):
-        "update_amqp_subscription",
+    ("GET", "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}"): "get_amqp_subscription",
+    (
+        "PATCH",
+        "/cloud/v1/user_actions/amqp_subscriptions/{subscription_id}",
+    ): "update_amqp_subscription",
     ("POST", "/cloud/v1/user_actions/subscribe"): "create_webhook_subscription",
     ("POST", "/cloud/v1/user_actions/unsubscribe"): "delete_webhook_subscription",
     ("GET", "/cloud/v1/user_actions/subscriptions_list"): "list_webhook_subscriptions",
@@ -103,8 +117,11 @@ VERBS = {"list", "get", "create", "update", "delete", "upload", "preview", "test
 
 async def operation_ids(client: httpx.AsyncClient) -> dict[tuple[str, str], Any]:
     spec = (await client.get("/openapi.json")).json()
-    return {(method.upper(), path): op.get("operationId")
-            for path, item in spec["paths"].items() for method, op in item.items()}
+    return {
+        (method.upper(), path): op.get("operationId")
+        for path, item in spec["paths"].items()
+        for method, op in item.items()
+    }
 
 
 class TestOperationIds:

@@ -36,8 +36,11 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 async def recorded_addresses(session: AsyncSession) -> list[str]:
-    rows = (await session.execute(
-        select(ActivityLogEntry.remote_ip_address).order_by(ActivityLogEntry.id))).scalars()
+    rows = (
+        await session.execute(
+            select(ActivityLogEntry.remote_ip_address).order_by(ActivityLogEntry.id)
+        )
+    ).scalars()
     addresses = list(rows)
     await session.commit()
     return addresses
@@ -47,6 +50,7 @@ async def recorded_addresses(session: AsyncSession) -> list[str]:
 def trusting(settings: Settings, app: Any) -> Any:
     """A client factory for an app that trusts the given proxies (the `app` fixture has
     emptied the database)."""
+
     @asynccontextmanager
     async def make(*trusted: str, peer: str = PEER) -> AsyncIterator[httpx.AsyncClient]:
         application = create_app(settings.model_copy(update={"trusted_proxies": list(trusted)}))
@@ -60,8 +64,14 @@ def trusting(settings: Settings, app: Any) -> Any:
     return make
 
 
-async def address_seen(trusting: Any, session: AsyncSession, token: str, xff: str | None,
-                       *trusted: str, peer: str = PEER) -> str:
+async def address_seen(
+    trusting: Any,
+    session: AsyncSession,
+    token: str,
+    xff: str | None,
+    *trusted: str,
+    peer: str = PEER,
+) -> str:
     headers = auth(token)
     if xff is not None:
         headers["X-Forwarded-For"] = xff
@@ -72,9 +82,7 @@ async def address_seen(trusting: Any, session: AsyncSession, token: str, xff: st
 
 
 class TestForwardedFor:
-    async def test_ignored_by_default(
-        self, trusting: Any, session: AsyncSession, ls: Landscape
-    ):
+    async def test_ignored_by_default(self, trusting: Any, session: AsyncSession, ls: Landscape):
         assert await address_seen(trusting, session, ls.reseller, "198.51.100.9") == PEER
 
     async def test_ignored_from_an_untrusted_peer(
@@ -86,8 +94,10 @@ class TestForwardedFor:
     async def test_honoured_from_a_trusted_peer(
         self, trusting: Any, session: AsyncSession, ls: Landscape
     ):
-        assert await address_seen(trusting, session, ls.reseller, "198.51.100.9",
-                                  PEER) == "198.51.100.9"
+        assert (
+            await address_seen(trusting, session, ls.reseller, "198.51.100.9", PEER)
+            == "198.51.100.9"
+        )
 
     async def test_the_rightmost_untrusted_hop_is_the_client(
         self, trusting: Any, session: AsyncSession, ls: Landscape
@@ -100,25 +110,33 @@ class TestForwardedFor:
     async def test_all_hops_trusted_gives_the_leftmost(
         self, trusting: Any, session: AsyncSession, ls: Landscape
     ):
-        seen = await address_seen(trusting, session, ls.reseller, "10.0.0.9, 10.0.0.5",
-                                  PEER, "10.0.0.0/8")
+        seen = await address_seen(
+            trusting, session, ls.reseller, "10.0.0.9, 10.0.0.5", PEER, "10.0.0.0/8"
+        )
         assert seen == "10.0.0.9"
 
-    async def test_ipv6_peer_and_hop(
-        self, trusting: Any, session: AsyncSession, ls: Landscape
-    ):
-        seen = await address_seen(trusting, session, ls.reseller, "2001:db8::42",
-                                  "2001:db8:ffff::/48", peer="2001:db8:ffff::1")
+    async def test_ipv6_peer_and_hop(self, trusting: Any, session: AsyncSession, ls: Landscape):
+        seen = await address_seen(
+            trusting,
+            session,
+            ls.reseller,
+            "2001:db8::42",
+            "2001:db8:ffff::/48",
+            peer="2001:db8:ffff::1",
+        )
         assert seen == "2001:db8::42"
 
-    @pytest.mark.parametrize("xff", [
-        "not-an-ip<script>",
-        "x" * 100,
-        "1" * 100,
-        "198.51.100.9:443",
-        "fe80::1%" + "e" * 60,
-        "",
-    ])
+    @pytest.mark.parametrize(
+        "xff",
+        [
+            "not-an-ip<script>",
+            "x" * 100,
+            "1" * 100,
+            "198.51.100.9:443",
+            "fe80::1%" + "e" * 60,
+            "",
+        ],
+    )
     async def test_a_value_that_is_not_an_address_is_never_stored(
         self, trusting: Any, session: AsyncSession, ls: Landscape, xff: str
     ):
@@ -127,8 +145,9 @@ class TestForwardedFor:
     async def test_garbage_stops_the_walk_at_the_last_trusted_hop(
         self, trusting: Any, session: AsyncSession, ls: Landscape
     ):
-        seen = await address_seen(trusting, session, ls.reseller, "198.51.100.9, junk, 10.0.0.5",
-                                  PEER, "10.0.0.0/8")
+        seen = await address_seen(
+            trusting, session, ls.reseller, "198.51.100.9, junk, 10.0.0.5", PEER, "10.0.0.0/8"
+        )
         assert seen == "10.0.0.5"
 
     async def test_forwarded_proto_from_a_trusted_peer_sets_the_scheme(
@@ -137,23 +156,34 @@ class TestForwardedFor:
         async with trusting(PEER) as c:
             for _ in range(2):
                 await c.get(LOG, headers=auth(ls.reseller))
-            r = await c.get(LOG, params={"limit": 1},
-                            headers={**auth(ls.reseller), "X-Forwarded-Proto": "https"})
+            r = await c.get(
+                LOG,
+                params={"limit": 1},
+                headers={**auth(ls.reseller), "X-Forwarded-Proto": "https"},
+            )
         assert r.json()["next"].startswith("https://testserver/")
 
 
 class TestAccessLogFilter:
     def record(self, path: str) -> logging.LogRecord:
-        return logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1,
-                                 '%s - "%s %s HTTP/%s" %d',
-                                 ("127.0.0.1:5000", "GET", path, "1.1", 200), None)
+        return logging.LogRecord(
+            "uvicorn.access",
+            logging.INFO,
+            __file__,
+            1,
+            '%s - "%s %s HTTP/%s" %d',
+            ("127.0.0.1:5000", "GET", path, "1.1", 200),
+            None,
+        )
 
     def test_secret_parameters_are_masked(self):
         rec = self.record("/iam/users?password=hunter2&page=2&api_key=k1")
         assert RedactAccessQuery().filter(rec) is True
         # The mask is percent-encoded, as in the activity log's query_params.
-        assert rec.getMessage() == ('127.0.0.1:5000 - "GET /iam/users?password=%2A%2A%2A'
-                                    '&page=2&api_key=%2A%2A%2A HTTP/1.1" 200')
+        assert rec.getMessage() == (
+            '127.0.0.1:5000 - "GET /iam/users?password=%2A%2A%2A'
+            '&page=2&api_key=%2A%2A%2A HTTP/1.1" 200'
+        )
 
     def test_other_queries_are_unchanged(self):
         rec = self.record("/iam/users?page=2&q=a%20b")
@@ -166,19 +196,36 @@ class TestAccessLogFilter:
 
 
 @pytest.fixture
-def served(database_url: str, session: AsyncSession, ls: Landscape,
-           tmp_path: Path) -> Iterator[tuple[str, Landscape, Path]]:
+def served(
+    database_url: str, session: AsyncSession, ls: Landscape, tmp_path: Path
+) -> Iterator[tuple[str, Landscape, Path]]:
     """A real `cloudadmin serve` on loopback over the test database, its log in a file."""
-    env = {**os.environ, "CLOUDADMIN_DATABASE_URL": database_url,
-           "CLOUDADMIN_SECRET_KEY": "test-secret-key", "CLOUDADMIN_DATA_DIR": str(tmp_path),
-           "CLOUDADMIN_LOG_LEVEL": "INFO", "CLOUDADMIN_RUN_DISPATCHER": "false"}
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": database_url,
+        "CLOUDADMIN_SECRET_KEY": "test-secret-key",
+        "CLOUDADMIN_DATA_DIR": str(tmp_path),
+        "CLOUDADMIN_LOG_LEVEL": "INFO",
+        "CLOUDADMIN_RUN_DISPATCHER": "false",
+    }
     env.pop("CLOUDADMIN_TRUSTED_PROXIES", None)
     port = free_port()
     log_path = tmp_path / "server.log"
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1",
-             "--port", str(port)], env=env, stdout=log_file, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "cloudadmin",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
             text=True,
         )
         base = f"http://127.0.0.1:{port}"

@@ -38,7 +38,10 @@ def checkouts(app: FastAPI) -> Checkouts:
 
 class TestOneConnectionPerRequest:
     async def test_a_wrong_secret_is_noticed_on_one_connection_at_a_time(
-        self, client: httpx.AsyncClient, ls: Landscape, checkouts: Checkouts,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        checkouts: Checkouts,
         session: AsyncSession,
     ):
         key_id = ls.client_admin.split("_")[0]
@@ -50,7 +53,10 @@ class TestOneConnectionPerRequest:
         assert notice is not None  # the bookkeeping still happened
 
     async def test_a_failed_read_logs_its_reverted_row_on_its_own_connection(
-        self, client: httpx.AsyncClient, ls: Landscape, checkouts: Checkouts,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        checkouts: Checkouts,
         session: AsyncSession,
     ):
         checkouts.start()
@@ -61,12 +67,18 @@ class TestOneConnectionPerRequest:
         assert (row.status_code, row.reverted, row.method) == (404, True, "GET")
 
     async def test_a_failed_change_logs_its_reverted_row(
-        self, client: httpx.AsyncClient, ls: Landscape, checkouts: Checkouts,
+        self,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        checkouts: Checkouts,
         session: AsyncSession,
     ):
         checkouts.start()
-        r = await client.patch(f"{SELLERS}/987654", headers=auth(ls.operator),
-                               json={"email": "a@example.com", "full_name": "A"})
+        r = await client.patch(
+            f"{SELLERS}/987654",
+            headers=auth(ls.operator),
+            json={"email": "a@example.com", "full_name": "A"},
+        )
         assert r.status_code == 404
         assert checkouts.most_at_once == 1
         row = (await session.execute(select(ActivityLogEntry))).scalar_one()
@@ -113,9 +125,13 @@ class TestSlowBodies:
         async with client_of(app) as client:
             try:
                 r = await asyncio.wait_for(
-                    client.post(SELLERS, content=body, headers={
-                        **auth(ls.reseller), "Content-Type": "application/json"}),
-                    timeout=10)
+                    client.post(
+                        SELLERS,
+                        content=body,
+                        headers={**auth(ls.reseller), "Content-Type": "application/json"},
+                    ),
+                    timeout=10,
+                )
             finally:
                 body.go_on.set()
         assert r.status_code == 408, r.text
@@ -129,12 +145,16 @@ class TestSlowBodies:
         app = make_app(db_pool_size=1, db_pool_timeout=5, body_timeout_seconds=30)
         body = Trickle()
         async with client_of(app) as client:
-            slow = asyncio.create_task(client.post(SELLERS, content=body, headers={
-                **auth(ls.reseller), "Content-Type": "application/json"}))
+            slow = asyncio.create_task(
+                client.post(
+                    SELLERS,
+                    content=body,
+                    headers={**auth(ls.reseller), "Content-Type": "application/json"},
+                )
+            )
             try:
                 await asyncio.wait_for(body.started.wait(), timeout=10)
-                r = await asyncio.wait_for(client.get(USERS, headers=auth(ls.reseller)),
-                                           timeout=3)
+                r = await asyncio.wait_for(client.get(USERS, headers=auth(ls.reseller)), timeout=3)
                 assert r.status_code == 200, r.text
             finally:
                 body.go_on.set()

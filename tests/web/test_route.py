@@ -22,8 +22,9 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 async def log_rows(session: AsyncSession) -> int:
-    return int((await session.execute(select(func.count()).select_from(ActivityLogEntry)))
-               .scalar_one())
+    return int(
+        (await session.execute(select(func.count()).select_from(ActivityLogEntry))).scalar_one()
+    )
 
 
 async def kill_pooled_connections(settings: object) -> None:
@@ -31,9 +32,12 @@ async def kill_pooled_connections(settings: object) -> None:
     engine = create_engine(settings)  # type: ignore[arg-type]
     try:
         async with engine.connect() as conn:
-            await conn.execute(text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+            await conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
     finally:
         await engine.dispose()
 
@@ -51,17 +55,22 @@ class TestReads:
         await session.commit()
         assert await log_rows(session) == before + 1
 
-    async def test_a_read_handler_cannot_write(self, app: object, session: AsyncSession,
-                                              ls: Landscape):
+    async def test_a_read_handler_cannot_write(
+        self, app: object, session: AsyncSession, ls: Landscape
+    ):
         async with app_state(app).read_sessionmaker() as read:  # type: ignore[attr-defined]
-            read.add(Seller(reseller_id=ls.reseller_account.id, email="x@example.com",
-                            full_name="X"))
+            read.add(
+                Seller(reseller_id=ls.reseller_account.id, email="x@example.com", full_name="X")
+            )
             with pytest.raises(RuntimeError, match="read-only"):
                 await read.flush()
 
 
 async def seller_behind_a_restarted_database(
-    settings: object, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession,
+    settings: object,
+    client: httpx.AsyncClient,
+    ls: Landscape,
+    session: AsyncSession,
     dialect: str,
 ) -> str:
     """A seller's URL, read once (the pool then holds a connection), then the database's
@@ -82,24 +91,34 @@ class TestLostConnections:
     # SQLAlchemy, which flags it invalidated (db/driver.py).
     @pytest.mark.driver_fallback
     async def test_a_read_runs_again_on_a_fresh_connection(
-        self, settings: object, client: httpx.AsyncClient, ls: Landscape,
-        session: AsyncSession, dialect: str
+        self,
+        settings: object,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        dialect: str,
     ):
         url = await seller_behind_a_restarted_database(settings, client, ls, session, dialect)
         r = await client.get(url, headers=auth(ls.operator))
         assert r.status_code == 200, r.text
 
     async def test_a_change_answers_503_and_the_next_one_works(
-        self, settings: object, client: httpx.AsyncClient, ls: Landscape,
-        session: AsyncSession, dialect: str
+        self,
+        settings: object,
+        client: httpx.AsyncClient,
+        ls: Landscape,
+        session: AsyncSession,
+        dialect: str,
     ):
         url = await seller_behind_a_restarted_database(settings, client, ls, session, dialect)
-        lost = await client.patch(url, json={"email": "lost@example.com", "full_name": "Lost"},
-                                  headers=auth(ls.operator))
+        lost = await client.patch(
+            url, json={"email": "lost@example.com", "full_name": "Lost"}, headers=auth(ls.operator)
+        )
         assert lost.status_code == 503, lost.text
         assert "retry-after" in lost.headers
-        kept = await client.patch(url, json={"email": "kept@example.com", "full_name": "Kept"},
-                                  headers=auth(ls.operator))
+        kept = await client.patch(
+            url, json={"email": "kept@example.com", "full_name": "Kept"}, headers=auth(ls.operator)
+        )
         assert kept.status_code == 200, kept.text
         assert kept.json()["full_name"] == "Kept"
 
@@ -112,8 +131,11 @@ class TestBusyPool:
             pytest.skip("the SQLite engine keeps SQLAlchemy's default pool")
         from cloudadmin.app import create_app
 
-        app = create_app(settings.model_copy(  # type: ignore[attr-defined]
-            update={"db_pool_size": 1, "db_pool_timeout": 0.2, "run_dispatcher": False}))
+        app = create_app(
+            settings.model_copy(  # type: ignore[attr-defined]
+                update={"db_pool_size": 1, "db_pool_timeout": 0.2, "run_dispatcher": False}
+            )
+        )
         transport = httpx.ASGITransport(app=app)
         try:
             async with app_state(app).engine.connect() as held:  # the pool's one connection

@@ -53,10 +53,10 @@ def insert_without_flush_wait(
     """
     if dialect_name != "postgresql":
         return insert(table).values(dict(values))
-    relaxed = select(func.set_config(literal_column("'synchronous_commit'"),
-                                     literal_column("'off'"), true())).subquery("relaxed")
-    return insert(table).from_select(list(values),
-                                     select(*values.values()).select_from(relaxed))
+    relaxed = select(
+        func.set_config(literal_column("'synchronous_commit'"), literal_column("'off'"), true())
+    ).subquery("relaxed")
+    return insert(table).from_select(list(values), select(*values.values()).select_from(relaxed))
 
 
 def has_sequence(table: Table) -> bool:
@@ -109,8 +109,11 @@ def asyncpg_connect_args(url: str) -> dict[str, Any]:
     from sqlalchemy.engine import make_url
 
     _, params = asyncpg_dialect().create_connect_args(make_url(url))
-    for adapter_only in ("prepared_statement_cache_size", "prepared_statement_name_func",
-                         "async_creator_fn"):
+    for adapter_only in (
+        "prepared_statement_cache_size",
+        "prepared_statement_name_func",
+        "async_creator_fn",
+    ):
         params.pop(adapter_only, None)
     return dict(params)
 
@@ -145,16 +148,27 @@ async def set_aside_indexes(conn: AsyncConnection, table: Table) -> list[str]:
     later migrations are kept as they are defined.
     """
     name = table.name
-    indexes = (await conn.execute(text(
-        "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
-        " JOIN pg_class c ON c.oid = i.indexrelid"
-        " WHERE i.indrelid = CAST(:table AS regclass) AND NOT i.indisprimary"
-        " AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)"
-        " ORDER BY c.relname"), {"table": name})).all()
-    foreign = (await conn.execute(text(
-        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
-        " WHERE conrelid = CAST(:table AS regclass) AND contype = 'f' ORDER BY conname"),
-        {"table": name})).all()
+    indexes = (
+        await conn.execute(
+            text(
+                "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+                " JOIN pg_class c ON c.oid = i.indexrelid"
+                " WHERE i.indrelid = CAST(:table AS regclass) AND NOT i.indisprimary"
+                " AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)"
+                " ORDER BY c.relname"
+            ),
+            {"table": name},
+        )
+    ).all()
+    foreign = (
+        await conn.execute(
+            text(
+                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = CAST(:table AS regclass) AND contype = 'f' ORDER BY conname"
+            ),
+            {"table": name},
+        )
+    ).all()
     restore: list[str] = []
     for index, definition in indexes:
         await conn.execute(text(f'DROP INDEX "{index}"'))

@@ -33,8 +33,9 @@ COLUMNS = (
     "product_internal_name", "plan_name_folded", "product_name_folded",
 )  # fmt: skip
 
-_REQUIRED = frozenset(("id", "client_id", "status", "active_range", "created_at", "currency",
-                       "plan", "product"))
+_REQUIRED = frozenset(
+    ("id", "client_id", "status", "active_range", "created_at", "currency", "plan", "product")
+)
 _FIELDS = _REQUIRED | {"client", "payer_id", "provider_id", "reseller_id", "status_at_active_at"}
 _STATUSES = frozenset(("upcoming", "active", "paused", "stopped"))
 _RANGE = frozenset(("start", "end"))

@@ -45,25 +45,30 @@ def _same_origin_only(page: HTMLResponse) -> HTMLResponse:
         f"'sha256-{base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()}'"
         for script in _INLINE_SCRIPT.findall(bytes(page.body).decode())
     ]
-    page.headers["Content-Security-Policy"] = "; ".join([
-        "default-src 'self'",
-        " ".join(["script-src 'self'", *hashes]),
-        # Both UIs set styles from their scripts and draw icons from data: URLs.
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",
-        "font-src 'self' data:",
-        # ReDoc's search runs in a worker that it builds from a blob: URL.
-        "worker-src 'self' blob:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'self'",
-        "frame-ancestors 'self'",
-    ])
+    page.headers["Content-Security-Policy"] = "; ".join(
+        [
+            "default-src 'self'",
+            " ".join(["script-src 'self'", *hashes]),
+            # Both UIs set styles from their scripts and draw icons from data: URLs.
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self' data:",
+            # ReDoc's search runs in a worker that it builds from a blob: URL.
+            "worker-src 'self' blob:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "frame-ancestors 'self'",
+        ]
+    )
     return page
 
 
 def _page(
-    request: Request, render: Callable[..., HTMLResponse], ui: str, assets: dict[str, str],
+    request: Request,
+    render: Callable[..., HTMLResponse],
+    ui: str,
+    assets: dict[str, str],
     **options: Any,
 ) -> HTMLResponse:
     """The page ``render`` (FastAPI's HTML of one UI) makes for the document, titled after
@@ -83,8 +88,14 @@ async def swagger_ui(request: Request) -> HTMLResponse:
         "swagger_favicon_url": "favicon.svg",
     }
     # Swagger UI would otherwise send the document to a public validator for a badge.
-    return _page(request, get_swagger_ui_html, "Swagger UI", assets,
-                 oauth2_redirect_url=None, swagger_ui_parameters={"validatorUrl": None})
+    return _page(
+        request,
+        get_swagger_ui_html,
+        "Swagger UI",
+        assets,
+        oauth2_redirect_url=None,
+        swagger_ui_parameters={"validatorUrl": None},
+    )
 
 
 @router.get("/redoc")

@@ -94,8 +94,9 @@ _DATA_SQLSTATES = {"22001", "22003", "22021", "22P05"}
 _UNSTORABLE_MESSAGES = re.compile(
     r"invalid input for query argument|too large to convert to SQLite|surrogates not allowed"
 )
-UNSTORABLE_VALUE = ("A value in the request is out of range or holds characters that "
-                    "cannot be stored.")
+UNSTORABLE_VALUE = (
+    "A value in the request is out of range or holds characters that cannot be stored."
+)
 
 
 def _is_unstorable_value(exc: BaseException) -> bool:
@@ -151,8 +152,12 @@ def render_exception(request: Request, exc: BaseException) -> JSONResponse:
         # Say why: a wrong database name or role answers 503 like a closed port. The
         # driver's message only: the statement's parameters stay out of the log.
         reason = getattr(exc, "orig", None) or exc
-        log.warning("database unavailable: %s: %s", type(reason).__name__, str(reason)[:300],
-                    extra={"request_id": request_id_of(request)})
+        log.warning(
+            "database unavailable: %s: %s",
+            type(reason).__name__,
+            str(reason)[:300],
+            extra={"request_id": request_id_of(request)},
+        )
     if isinstance(error, InternalError) and not isinstance(exc, ApiError):
         rid = request_id_of(request)
         log.exception("unhandled error", extra={"request_id": rid}, exc_info=exc)

@@ -90,11 +90,11 @@ def fingerprint(request: Request, caller: Caller, body: bytes) -> str:
     if body and _is_json(request):
         # An invalid body is compared as sent (FastAPI answers 400 anyway).
         with contextlib.suppress(ValueError):
-            body = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"),
-                              ensure_ascii=False).encode()
+            body = json.dumps(
+                json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
     digest = hashlib.sha256()
-    for part in (str(caller.user_id), request.method, request.url.path,
-                 request.url.query):
+    for part in (str(caller.user_id), request.method, request.url.path, request.url.query):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(body)
@@ -109,16 +109,21 @@ def _is_json(request: Request) -> bool:
 async def idempotency_key(
     request: Request,
     caller: CurrentCaller,
-    key: Annotated[str | None, Header(
-        alias=HEADER, min_length=1, max_length=255,
-        description="Makes a retry of this request safe: a repeat with the same key and "
-        "the same body, by the same user, within "
-        "`CLOUDADMIN_IDEMPOTENCY_TTL_HOURS` (default 24 h), answers the first answer again "
-        f"(with `{REPLAYED_HEADER}: true`) and creates nothing. The same key with "
-        "another body or path answers 422; a repeat while the first request still runs "
-        "answers 409. Keys are kept per account; any string of 1-255 characters, e.g. "
-        "a UUID.",
-    )] = None,
+    key: Annotated[
+        str | None,
+        Header(
+            alias=HEADER,
+            min_length=1,
+            max_length=255,
+            description="Makes a retry of this request safe: a repeat with the same key and "
+            "the same body, by the same user, within "
+            "`CLOUDADMIN_IDEMPOTENCY_TTL_HOURS` (default 24 h), answers the first answer again "
+            f"(with `{REPLAYED_HEADER}: true`) and creates nothing. The same key with "
+            "another body or path answers 422; a repeat while the first request still runs "
+            "answers 409. Keys are kept per account; any string of 1-255 characters, e.g. "
+            "a UUID.",
+        ),
+    ] = None,
 ) -> None:
     if key is None:
         return
@@ -126,8 +131,11 @@ async def idempotency_key(
     ttl = timedelta(hours=app_state(request.app).settings.idempotency_ttl_hours)
     box: SecretBox = app_state(request.app).secret_box
     request.state.idempotency = await claim(
-        session, caller.account_id, key,
-        fingerprint(request, caller, await request.body()), ttl=ttl,
+        session,
+        caller.account_id,
+        key,
+        fingerprint(request, caller, await request.body()),
+        ttl=ttl,
         unseal=lambda sealed: box.decrypt(sealed.decode()).encode(),
     )
 
@@ -146,8 +154,13 @@ SECRET_ANSWER: Any = Depends(_secret_answer)
 
 
 async def claim(
-    session: AsyncSession, account_id: int, key: str, request_hash: str, *,
-    ttl: timedelta, now: datetime | None = None,
+    session: AsyncSession,
+    account_id: int,
+    key: str,
+    request_hash: str,
+    *,
+    ttl: timedelta,
+    now: datetime | None = None,
     unseal: Callable[[bytes], bytes] | None = None,
 ) -> Held:
     """Claim ``key`` for this request, committed at once so that concurrent requests
@@ -182,7 +195,8 @@ async def claim(
             if row.request_hash != request_hash:
                 raise Unprocessable(
                     f"This {HEADER} was used for another request (another body, path or "
-                    "user); use a new key for a new request.")
+                    "user); use a new key for a new request."
+                )
             if row.status_code is not None:
                 raise Replay(_stored_response(row, unseal))
             if row.created_at > now - timedelta(seconds=LEASE_SECONDS):
@@ -212,15 +226,20 @@ async def _purge(session: AsyncSession, cutoff: datetime) -> None:
         .with_for_update(skip_locked=True)
     )
     await session.execute(
-        delete(_table).where(tuple_(_c.account_id, _c.idempotency_key).in_(expired)))
+        delete(_table).where(tuple_(_c.account_id, _c.idempotency_key).in_(expired))
+    )
 
 
 def _stored_response(row: Any, unseal: Callable[[bytes], bytes] | None = None) -> Response:
     body = row.body
     if body is not None and body.startswith(_SEALED) and unseal is not None:
-        body = unseal(body[len(_SEALED):])
-    return Response(content=body, status_code=row.status_code,
-                    media_type=row.content_type, headers={REPLAYED_HEADER: "true"})
+        body = unseal(body[len(_SEALED) :])
+    return Response(
+        content=body,
+        status_code=row.status_code,
+        media_type=row.content_type,
+        headers={REPLAYED_HEADER: "true"},
+    )
 
 
 def _held(request: Request) -> Held | None:
@@ -234,25 +253,31 @@ async def record(request: Request, db: Any, response: Response) -> None:
     if held is None:
         return
     session: AsyncSession = await db.session()
-    mine = (_c.account_id == held.account_id, _c.idempotency_key == held.key,
-            _c.claim == held.claim)
+    mine = (
+        _c.account_id == held.account_id,
+        _c.idempotency_key == held.key,
+        _c.claim == held.claim,
+    )
     body = getattr(response, "body", None)
     if isinstance(body, bytes) and getattr(request.state, "idempotency_sealed", False):
         box: SecretBox = app_state(request.app).secret_box
         body = _SEALED + box.encrypt(body.decode()).encode()
     if isinstance(body, bytes):
         result = await session.execute(
-            update(_table).where(*mine).values(
+            update(_table)
+            .where(*mine)
+            .values(
                 status_code=response.status_code,
-                content_type=response.headers.get("content-type"), body=body))
+                content_type=response.headers.get("content-type"),
+                body=body,
+            )
+        )
     else:  # a streamed answer cannot be stored: a retry will run again
-        result = await session.execute(
-            delete(_table).where(*mine))
+        result = await session.execute(delete(_table).where(*mine))
     if rows_matched(result) != 1:
         # A retry took the key over (this request outlived the lease): only one of the
         # two may make the change.
-        raise Conflict(f"A retry with this {HEADER} has taken over; this attempt is "
-                       "undone.")
+        raise Conflict(f"A retry with this {HEADER} has taken over; this attempt is undone.")
 
 
 async def release(request: Request, db: Any) -> None:
@@ -264,9 +289,13 @@ async def release(request: Request, db: Any) -> None:
     request.state.idempotency = None
     try:
         session: AsyncSession = await db.session()
-        await session.execute(delete(_table).where(
-            _c.account_id == held.account_id, _c.idempotency_key == held.key,
-            _c.claim == held.claim))
+        await session.execute(
+            delete(_table).where(
+                _c.account_id == held.account_id,
+                _c.idempotency_key == held.key,
+                _c.claim == held.claim,
+            )
+        )
         await session.commit()
     except Exception:
         log.warning("could not release an idempotency key", exc_info=True)
@@ -297,7 +326,9 @@ def document(schema: dict[str, Any]) -> dict[str, Any]:
                 responses["409"] = {"description": running, **_ERROR}
             responses["422"] = {
                 "description": f"The {HEADER} was used for another request (another "
-                "body, path or user)", **_ERROR}
+                "body, path or user)",
+                **_ERROR,
+            }
             for code, answer in responses.items():
                 if code.startswith("2"):
                     answer.setdefault("headers", {})[REPLAYED_HEADER] = {

@@ -67,14 +67,18 @@ async def _outbox_families(app: Any) -> list[Metric]:
     read pool, taking a turn like any request. A database that does not answer leaves
     them out: the process's own metrics still answer."""
     pending = GaugeMetricFamily(
-        "cloudadmin_outbox_pending", "Events not yet delivered, per subscription.",
-        labels=["kind", "subscription"])
+        "cloudadmin_outbox_pending",
+        "Events not yet delivered, per subscription.",
+        labels=["kind", "subscription"],
+    )
     oldest = GaugeMetricFamily(
         "cloudadmin_outbox_oldest_pending_age_seconds",
         "Age of the oldest event not yet delivered, per subscription (0 when none).",
-        labels=["kind", "subscription"])
-    mail = GaugeMetricFamily("cloudadmin_mail_outbox", "E-mails in the mail outbox, by state.",
-                             labels=["state"])
+        labels=["kind", "subscription"],
+    )
+    mail = GaugeMetricFamily(
+        "cloudadmin_mail_outbox", "E-mails in the mail outbox, by state.", labels=["state"]
+    )
     try:
         async with app_state(app).turns.turn(), app_state(app).read_engine.connect() as conn:
             queues = [(q.name, await backlog(conn, q)) for q in (AMQP, WEBHOOK)]
@@ -100,5 +104,3 @@ def forget_this_process(settings: Settings) -> None:
     """At a worker's shutdown: its per-process gauges (``live*`` modes) stop counting."""
     if settings.prometheus_multiproc_dir is not None:
         mark_process_dead(os.getpid(), str(settings.prometheus_multiproc_dir))
-
-

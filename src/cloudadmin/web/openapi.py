@@ -34,7 +34,7 @@ _ERRORS = {
     "403": "The caller's role forbids the operation",
     "404": "No such resource (or another tenant's)",
     "429": "Throttled: too many failed authentications from the address, or requests "
-           "with the key; see Retry-After",
+    "with the key; see Retry-After",
     "503": "The database is unavailable or busy; see Retry-After",
 }
 # Operations that take a request body.
@@ -61,8 +61,12 @@ _POST_ERRORS = {
     "422": "The Idempotency-Key was used with another request",
 }
 _CHANGES = {"post", "put", "patch", "delete"}
-_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again",
-                                "schema": {"type": "integer", "minimum": 1}}}
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
 
 
 def _errors_of(method: str, op: dict[str, Any]) -> dict[str, str]:
@@ -90,8 +94,9 @@ def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:
         for method, op in item.items():
             responses = op.setdefault("responses", {})
             if path == "/readyz":
-                responses.setdefault("503", {"description": _ERRORS["503"], **ref,
-                                             "headers": _RETRY_AFTER})
+                responses.setdefault(
+                    "503", {"description": _ERRORS["503"], **ref, "headers": _RETRY_AFTER}
+                )
                 continue
             responses.pop("422", None)
             for code, text in _errors_of(method, op).items():

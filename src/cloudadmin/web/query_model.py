@@ -64,6 +64,7 @@ def query_model(model: type[M]) -> QueryModel[M]:
 
 def query_model_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
     """The OpenAPI parameters FastAPI documents for ``Annotated[model, Query()]``."""
+
     def probe_endpoint(query: Any) -> None:
         """Never served: documents the parameters."""
 

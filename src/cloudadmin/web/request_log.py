@@ -18,8 +18,15 @@ from cloudadmin.auth.caller import Caller
 
 class RequestLog(Protocol):
     async def __call__(
-        self, conn: AsyncConnection, request: Request, caller: Caller, action: str,
-        requested_at: datetime, status_code: int, *, reverted: bool,
+        self,
+        conn: AsyncConnection,
+        request: Request,
+        caller: Caller,
+        action: str,
+        requested_at: datetime,
+        status_code: int,
+        *,
+        reverted: bool,
     ) -> None:
         """Writes the request's log row in the connection's transaction (the request's
         own, or after a rollback a short one of its own: ``reverted``)."""

@@ -51,7 +51,7 @@ def _check_content_type(request: Request, kind: str | None) -> None:
         # A body without a content type is parsed as JSON, as FastAPI does.
         if ctype and ctype != "application/json" and not ctype.endswith("+json"):
             raise UnsupportedMediaType(
-                f"Unsupported media type \"{ctype}\" in request; use application/json."
+                f'Unsupported media type "{ctype}" in request; use application/json.'
             )
     elif ctype != "multipart/form-data":
         raise UnsupportedMediaType("Upload must be sent as multipart/form-data.")
@@ -73,7 +73,7 @@ _READ_METHODS = {"GET", "HEAD"}
 
 
 def transaction_mode(route: APIRoute) -> str:
-    """"read" or "write": what the handler declares (a ReadSession or a WriteSession
+    """ "read" or "write": what the handler declares (a ReadSession or a WriteSession
     among its dependencies), else its method's (GET and HEAD read)."""
     calls = _calls(route.dependant)
     reads, writes = get_read_session in calls, get_write_session in calls
@@ -177,13 +177,17 @@ class ApiRoute(APIRoute):
             async with app_state(request.app).turns.turn():
                 db = open_database(request.app)
                 try:
-                    return await respond(request, db, requested_at,
-                                         retry_dead_connection=retry_dead_connection)
+                    return await respond(
+                        request, db, requested_at, retry_dead_connection=retry_dead_connection
+                    )
                 finally:
                     await db.close()
 
         async def respond(
-            request: Request, db: RequestDatabase, requested_at: Any, *,
+            request: Request,
+            db: RequestDatabase,
+            requested_at: Any,
+            *,
             retry_dead_connection: bool,
         ) -> Response:
             request.state.db = db
@@ -207,8 +211,15 @@ class ApiRoute(APIRoute):
                     if caller is not None:
                         # The log row rides in the request's own transaction.
                         log_request = app_state(request.app).request_log
-                        await log_request(await db.connection(), request, caller, action,
-                                          requested_at, response.status_code, reverted=False)
+                        await log_request(
+                            await db.connection(),
+                            request,
+                            caller,
+                            action,
+                            requested_at,
+                            response.status_code,
+                            reverted=False,
+                        )
                     await db.commit()
                     committed = True
                 except Exception as exc:
@@ -217,8 +228,9 @@ class ApiRoute(APIRoute):
                 await db.rollback()
                 await idempotency.release(request, db)
                 if caller is not None or logged:
-                    await _log_reverted(db, request, caller, action, requested_at,
-                                        response.status_code)
+                    await _log_reverted(
+                        db, request, caller, action, requested_at, response.status_code
+                    )
             return response
 
         return transactional_handler
@@ -240,7 +252,11 @@ async def _read_body(request: Request, seconds: float) -> None:
 
 
 async def _log_reverted(
-    db: RequestDatabase, request: Request, caller: Any, action: str, requested_at: Any,
+    db: RequestDatabase,
+    request: Request,
+    caller: Any,
+    action: str,
+    requested_at: Any,
     status: int,
 ) -> None:
     """Record a failed request after its rollback, in a transaction of its own on the
@@ -255,8 +271,9 @@ async def _log_reverted(
             if caller is None:
                 return
         log_request = app_state(request.app).request_log
-        await log_request(await db.connection(), request, caller, action, requested_at, status,
-                          reverted=True)
+        await log_request(
+            await db.connection(), request, caller, action, requested_at, status, reverted=True
+        )
         await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")

@@ -31,17 +31,26 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
     await conn.execute(text("DELETE FROM addendum_counts"))
     await conn.execute(text("DELETE FROM addendum_totals"))
     await conn.execute(text("DELETE FROM addendum_days"))
-    await conn.execute(text(
-        "INSERT INTO addendum_counts (client_id, reseller_key, status, product_id, shard, n) "
-        "SELECT client_id, coalesce(reseller_id, -1), status, product_id, id % 16, count(*) "
-        "FROM addendums GROUP BY 1, 2, 3, 4, 5"))
-    await conn.execute(text(
-        "INSERT INTO addendum_totals (status, product_id, shard, n) "
-        "SELECT status, product_id, id % 16, count(*) FROM addendums GROUP BY 1, 2, 3"))
+    await conn.execute(
+        text(
+            "INSERT INTO addendum_counts (client_id, reseller_key, status, product_id, shard, n) "
+            "SELECT client_id, coalesce(reseller_id, -1), status, product_id, id % 16, count(*) "
+            "FROM addendums GROUP BY 1, 2, 3, 4, 5"
+        )
+    )
+    await conn.execute(
+        text(
+            "INSERT INTO addendum_totals (status, product_id, shard, n) "
+            "SELECT status, product_id, id % 16, count(*) FROM addendums GROUP BY 1, 2, 3"
+        )
+    )
     # Day order, so that a range of days reads few pages; the bounds become tight again.
     # addendum_day: the triggers' own function (migration 0011).
-    await conn.execute(text(
-        "INSERT INTO addendum_days (day, shard, n, min_id, max_id) "
-        "SELECT addendum_day(created_at), id % 16, "
-        "count(*), min(id), max(id) FROM addendums GROUP BY 1, 2 ORDER BY 1, 2"))
+    await conn.execute(
+        text(
+            "INSERT INTO addendum_days (day, shard, n, min_id, max_id) "
+            "SELECT addendum_day(created_at), id % 16, "
+            "count(*), min(id), max(id) FROM addendums GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+    )
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'on', true)"))

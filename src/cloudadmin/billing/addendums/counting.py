@@ -92,8 +92,10 @@ def plan(q: AddendumQuery, caller: Caller, where: Where) -> Count:
         return FromDays(None if bounds is None else day_range(*bounds))
     if counter is Counter.TOTALS:
         products = product_ids(q)
-        return FromTotals(None if q.status is None else list(q.status),
-                          None if products is None else sorted(products))
+        return FromTotals(
+            None if q.status is None else list(q.status),
+            None if products is None else sorted(products),
+        )
     if counter is Counter.COUNTS:
         return FromCounts(*counts_where(q, caller, where.shape.dialect))
     return FromRows(where)
@@ -111,8 +113,9 @@ def one_statement(how: Count) -> tuple[driver.Static, Mapping[str, Any]] | None:
 
 async def count(conn: AsyncConnection, how: Count) -> Counted:
     if isinstance(how, FromTotals):
-        return Counted(await repository.sum_totals(conn, statuses=how.statuses,
-                                                   products=how.products))
+        return Counted(
+            await repository.sum_totals(conn, statuses=how.statuses, products=how.products)
+        )
     if isinstance(how, FromCounts):
         return Counted(await repository.sum_counts(conn, how.shape, how.params))
     if isinstance(how, FromDays):

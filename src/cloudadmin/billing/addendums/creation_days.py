@@ -30,8 +30,10 @@ def day_number(t: datetime) -> int:
 def utc_day(d: date) -> tuple[datetime, datetime]:
     """The first and the last instant (inclusive) of UTC day ``d``: the day after
     9999-12-31 does not exist, so the end is never a next midnight."""
-    return (datetime(d.year, d.month, d.day, tzinfo=UTC),
-            datetime(d.year, d.month, d.day, 23, 59, 59, 999_999, tzinfo=UTC))
+    return (
+        datetime(d.year, d.month, d.day, tzinfo=UTC),
+        datetime(d.year, d.month, d.day, 23, 59, 59, 999_999, tzinfo=UTC),
+    )
 
 
 def _day(day: int) -> tuple[datetime, datetime]:
@@ -78,5 +80,6 @@ def day_range(lo: datetime | None, hi: datetime | None) -> DayRange:
     head_from = _day(first_day)[0]
     # An open side has an empty edge: [x, x) and [LAST, LAST - 1 µs].
     tail_from, tail_last = (hi, _day(last_day)[1]) if hi is not None else (_LAST, _LAST - _US)
-    return DayRange(first_day, last_day, head_from, lo if lo is not None else head_from,
-                    tail_from, tail_last)
+    return DayRange(
+        first_day, last_day, head_from, lo if lo is not None else head_from, tail_from, tail_last
+    )

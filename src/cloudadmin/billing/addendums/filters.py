@@ -120,8 +120,9 @@ class Where:
     shape: Shape
     params: Mapping[str, Any] = field(hash=False)
 
-    def rewritten(self, *, scope: Scope | None = None,
-                 id_range: tuple[int, int] | None = None) -> Where:
+    def rewritten(
+        self, *, scope: Scope | None = None, id_range: tuple[int, int] | None = None
+    ) -> Where:
         """The same rows written another way: the reseller scope for a walk, or with
         bounds known to hold every match's id, so that an id-order page walks the
         primary key only there."""
@@ -170,6 +171,7 @@ def in_list(column: Any, name: str, dialect: str) -> ColumnElement[bool]:
 def _listed(column: Any) -> Clause:
     """One of the values; a single value as an equality, which an index on (column, id)
     serves in id order (an array's ``= ANY`` is not served in order on PostgreSQL)."""
+
     def build(part: Part, dialect: str) -> list[ColumnElement[bool]]:
         conditions: list[ColumnElement[bool]] = []
         if part.values:
@@ -199,8 +201,9 @@ def _named_clients(client_id: Any) -> ColumnElement[bool]:
     """``client_id`` is a client whose current company name contains the value: matched
     in the clients table (kept folded there, and indexed by trigrams on PostgreSQL:
     migration 0018), so that a rename shows at once."""
-    named = select(C.id).where(C.company_name_folded.contains(_p("company_name"),
-                                                              escape=_LIKE_ESCAPE))
+    named = select(C.id).where(
+        C.company_name_folded.contains(_p("company_name"), escape=_LIKE_ESCAPE)
+    )
     condition: ColumnElement[bool] = client_id.in_(named.scalar_subquery())
     return condition
 
@@ -213,60 +216,116 @@ _COUNTED = frozenset({Counter.TOTALS, Counter.COUNTS})
 
 FILTERS: tuple[FilterSpec, ...] = (
     # start <= t < end
-    FilterSpec("active_at", Kind.INSTANT, _fixed(
-        lambda: A.active_start <= _p("active_at"),
-        lambda: or_(_end_open(), A.active_end > _p("active_at")))),
-    FilterSpec("not_active_at", Kind.INSTANT, _fixed(
-        lambda: or_(A.active_start > _p("not_active_at"),
-                    and_(A.active_end.is_not(None), A.active_end <= _p("not_active_at"))))),
+    FilterSpec(
+        "active_at",
+        Kind.INSTANT,
+        _fixed(
+            lambda: A.active_start <= _p("active_at"),
+            lambda: or_(_end_open(), A.active_end > _p("active_at")),
+        ),
+    ),
+    FilterSpec(
+        "not_active_at",
+        Kind.INSTANT,
+        _fixed(
+            lambda: or_(
+                A.active_start > _p("not_active_at"),
+                and_(A.active_end.is_not(None), A.active_end <= _p("not_active_at")),
+            )
+        ),
+    ),
     # active at some instant later than t (and the period is not empty)
-    FilterSpec("active_after", Kind.INSTANT, _fixed(
-        lambda: or_(_end_open(), and_(A.active_end > _p("active_after"),
-                                      A.active_end > A.active_start)))),
+    FilterSpec(
+        "active_after",
+        Kind.INSTANT,
+        _fixed(
+            lambda: or_(
+                _end_open(), and_(A.active_end > _p("active_after"), A.active_end > A.active_start)
+            )
+        ),
+    ),
     # active at some instant earlier than t
-    FilterSpec("active_before", Kind.INSTANT, _fixed(
-        lambda: A.active_start < _p("active_before"),
-        lambda: or_(_end_open(), A.active_end > A.active_start))),
-    FilterSpec("active_start_from", Kind.INSTANT, _fixed(
-        lambda: A.active_start >= _p("active_start_from"))),
-    FilterSpec("active_start_to", Kind.INSTANT, _fixed(
-        lambda: A.active_start <= _p("active_start_to"))),
+    FilterSpec(
+        "active_before",
+        Kind.INSTANT,
+        _fixed(
+            lambda: A.active_start < _p("active_before"),
+            lambda: or_(_end_open(), A.active_end > A.active_start),
+        ),
+    ),
+    FilterSpec(
+        "active_start_from", Kind.INSTANT, _fixed(lambda: A.active_start >= _p("active_start_from"))
+    ),
+    FilterSpec(
+        "active_start_to", Kind.INSTANT, _fixed(lambda: A.active_start <= _p("active_start_to"))
+    ),
     # an open end is later than any instant
-    FilterSpec("active_end_from", Kind.INSTANT, _fixed(
-        lambda: or_(_end_open(), A.active_end >= _p("active_end_from")))),
-    FilterSpec("active_end_to", Kind.INSTANT, _fixed(
-        lambda: and_(A.active_end.is_not(None), A.active_end <= _p("active_end_to")))),
-    FilterSpec("created_after", Kind.INSTANT, _fixed(
-        lambda: A.created_at > _p("created_after")), frozenset({Counter.DAYS})),
-    FilterSpec("created_before", Kind.INSTANT, _fixed(
-        lambda: A.created_at < _p("created_before")), frozenset({Counter.DAYS})),
-    FilterSpec("created_on", Kind.DAY, _fixed(
-        lambda: A.created_at >= _p("created_on_from"),
-        lambda: A.created_at <= _p("created_on_last")), frozenset({Counter.DAYS})),
+    FilterSpec(
+        "active_end_from",
+        Kind.INSTANT,
+        _fixed(lambda: or_(_end_open(), A.active_end >= _p("active_end_from"))),
+    ),
+    FilterSpec(
+        "active_end_to",
+        Kind.INSTANT,
+        _fixed(lambda: and_(A.active_end.is_not(None), A.active_end <= _p("active_end_to"))),
+    ),
+    FilterSpec(
+        "created_after",
+        Kind.INSTANT,
+        _fixed(lambda: A.created_at > _p("created_after")),
+        frozenset({Counter.DAYS}),
+    ),
+    FilterSpec(
+        "created_before",
+        Kind.INSTANT,
+        _fixed(lambda: A.created_at < _p("created_before")),
+        frozenset({Counter.DAYS}),
+    ),
+    FilterSpec(
+        "created_on",
+        Kind.DAY,
+        _fixed(
+            lambda: A.created_at >= _p("created_on_from"),
+            lambda: A.created_at <= _p("created_on_last"),
+        ),
+        frozenset({Counter.DAYS}),
+    ),
     FilterSpec("addendum_id", Kind.LIST, _listed(A.id)),
     FilterSpec("id", Kind.NUMBER, _fixed(lambda: A.id == _p("id"))),
-    FilterSpec("client_id", Kind.LIST, _listed(A.client_id), frozenset({Counter.COUNTS}),
-               "ix_addendums_client_id_id"),
+    FilterSpec(
+        "client_id",
+        Kind.LIST,
+        _listed(A.client_id),
+        frozenset({Counter.COUNTS}),
+        "ix_addendums_client_id_id",
+    ),
     FilterSpec("payer_id", Kind.NULLABLE_LIST, _listed(A.payer_id)),
     FilterSpec("provider_id", Kind.LIST, _listed(A.provider_id)),
-    FilterSpec("reseller_id", Kind.NULLABLE_LIST, _listed(A.reseller_id),
-               frozenset({Counter.COUNTS})),
+    FilterSpec(
+        "reseller_id", Kind.NULLABLE_LIST, _listed(A.reseller_id), frozenset({Counter.COUNTS})
+    ),
     FilterSpec("plan_id", Kind.LIST, _listed(A.plan_id)),
-    FilterSpec("product_id", Kind.LIST, _listed(A.product_id), _COUNTED,
-               "ix_addendums_product_id_status_id"),
+    FilterSpec(
+        "product_id",
+        Kind.LIST,
+        _listed(A.product_id),
+        _COUNTED,
+        "ix_addendums_product_id_status_id",
+    ),
     FilterSpec("currency_id", Kind.LIST, _listed(A.currency_id)),
     FilterSpec("currency_char_code", Kind.LIST, _listed(A.currency_char_code)),
     # A function of product_id: the importer enforces the catalogue's pairing, so the
     # counters, which know product ids only, can answer it.
-    FilterSpec("product_internal_name", Kind.LIST, _listed(A.product_internal_name),
-               _COUNTED),
+    FilterSpec("product_internal_name", Kind.LIST, _listed(A.product_internal_name), _COUNTED),
     # Counted from addendum_counts, whose key starts with the client: a typical client
     # has a few hundred addendums and about a hundred counter rows.
     FilterSpec("company_name", Kind.SEARCH, _company, frozenset({Counter.COUNTS})),
     FilterSpec("plan_name", Kind.SEARCH, _contains(A.plan_name_folded)),
     FilterSpec("product_name", Kind.SEARCH, _contains(A.product_name_folded)),
-    FilterSpec("status", Kind.LIST, _listed(A.status), _COUNTED,
-               "ix_addendums_product_id_status_id"),
+    FilterSpec(
+        "status", Kind.LIST, _listed(A.status), _COUNTED, "ix_addendums_product_id_status_id"
+    ),
 )
 SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
 
@@ -277,7 +336,8 @@ if set(SPECS) != set(AddendumQuery.model_fields) - PAGING:
 # The filters of each id-ordered index, together.
 ID_ORDERED: frozenset[frozenset[str]] = frozenset(
     frozenset(s.name for s in FILTERS if s.id_ordered_index == spec.id_ordered_index)
-    for spec in FILTERS if spec.id_ordered_index is not None
+    for spec in FILTERS
+    if spec.id_ordered_index is not None
 )
 
 
@@ -305,8 +365,11 @@ def where(q: AddendumQuery, caller: Caller, dialect: str) -> Where:
     params: dict[str, Any] = {}
     if not caller.is_operator:
         params["scope_account"] = caller.account_id
-    parts = tuple(_bind(spec, value, params) for spec in FILTERS
-                  if (value := getattr(q, spec.name)) is not None)
+    parts = tuple(
+        _bind(spec, value, params)
+        for spec in FILTERS
+        if (value := getattr(q, spec.name)) is not None
+    )
     return Where(Shape(dialect, Scope.of(caller), parts), params)
 
 
@@ -360,8 +423,9 @@ class CountsShape:
     company: bool
 
 
-def counts_where(q: AddendumQuery, caller: Caller, dialect: str
-                 ) -> tuple[CountsShape, dict[str, Any]]:
+def counts_where(
+    q: AddendumQuery, caller: Caller, dialect: str
+) -> tuple[CountsShape, dict[str, Any]]:
     """``addendum_counts`` rows of what ``caller`` may see and ``q`` filters for (only
     for filters whose spec names Counter.COUNTS)."""
     params: dict[str, Any] = {}
@@ -378,9 +442,15 @@ def counts_where(q: AddendumQuery, caller: Caller, dialect: str
         params["reseller_key"] = [-1 if v is None else v for v in q.reseller_id]
     if q.company_name is not None:
         params["company_name"] = _escape_like(fold(q.company_name))
-    shape = CountsShape(dialect, caller.is_reseller, q.status is not None,
-                        products is not None, q.client_id is not None,
-                        q.reseller_id is not None, q.company_name is not None)
+    shape = CountsShape(
+        dialect,
+        caller.is_reseller,
+        q.status is not None,
+        products is not None,
+        q.client_id is not None,
+        q.reseller_id is not None,
+        q.company_name is not None,
+    )
     return shape, params
 
 

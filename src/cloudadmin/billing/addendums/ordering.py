@@ -14,6 +14,7 @@ from cloudadmin.kit.ordering import parse_ordering
 # ORDER BY clauses, the same tuple for the same ordering so that it can key a statement.
 Order = tuple[ColumnElement[Any], ...]
 
+
 class _Key:
     """One ordering field: its columns, with nulls placed as +infinity."""
 

@@ -62,8 +62,9 @@ def _page_statement(shape: Shape, order: Order) -> driver.Static:
     to_row = ClauseAdapter(row)
     return driver.Static(
         select(*(to_row.traverse(c) for c in PAGE_COLUMNS), C.company_name)
-        .select_from(ids.join(row, row.c.id == ids.c.id)
-                     .outerjoin(clients, C.id == row.c.client_id))
+        .select_from(
+            ids.join(row, row.c.id == ids.c.id).outerjoin(clients, C.id == row.c.client_id)
+        )
         .order_by(*(to_row.traverse(clause) for clause in order))
     )
 
@@ -86,10 +87,16 @@ TOTAL_PREFIX = "total_"
 def _prefixed(stmt: Select[Any], prefix: str) -> Select[Any]:
     """``stmt`` with each named bind parameter renamed ``prefix + name`` (anonymous ones,
     such as a literal's, stay as they are: they cannot clash)."""
+
     def rename(element: Any, **kw: Any) -> Any:
         if isinstance(element, BindParameter) and not element.unique:
-            return bindparam(prefix + element.key, element.value, type_=element.type,
-                             expanding=element.expanding, required=element.required)
+            return bindparam(
+                prefix + element.key,
+                element.value,
+                type_=element.type,
+                expanding=element.expanding,
+                required=element.required,
+            )
         return None
 
     return cast(Select[Any], visitors.replacement_traverse(stmt, {}, rename))
@@ -105,14 +112,24 @@ def _counted_page_statement(shape: Shape, order: Order, count: driver.Static) ->
 
 
 async def counted_page(
-    conn: AsyncConnection, where: Where, order: Order, count: driver.Static,
-    count_params: Mapping[str, Any], *, limit: int, offset: int,
+    conn: AsyncConnection,
+    where: Where,
+    order: Order,
+    count: driver.Static,
+    count_params: Mapping[str, Any],
+    *,
+    limit: int,
+    offset: int,
 ) -> tuple[int, Sequence[Any]] | None:
     """The page and the count (``count``: a one-value statement of count_statement or
     counts_statement) read together; None when the page is empty, which says nothing
     of the count. Rows are as page() gives them."""
-    params = {**where.params, "page_limit": limit, "page_offset": offset,
-              **{TOTAL_PREFIX + name: value for name, value in count_params.items()}}
+    params = {
+        **where.params,
+        "page_limit": limit,
+        "page_offset": offset,
+        **{TOTAL_PREFIX + name: value for name, value in count_params.items()},
+    }
     rows = await driver.fetch(conn, _counted_page_statement(where.shape, order, count), params)
     if not rows:
         return None
@@ -156,8 +173,7 @@ async def table_rows(conn: AsyncConnection) -> int:
 
 @lru_cache(maxsize=64)
 def counts_statement(shape: CountsShape) -> driver.Static:
-    return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0))
-                         .where(*counts_clauses(shape)))
+    return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0)).where(*counts_clauses(shape)))
 
 
 async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]) -> int:
@@ -167,15 +183,16 @@ async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str
 
 def _days_statement() -> driver.Static:
     def edge(lower: Any, upper: Any) -> Any:
-        return (select(func.count()).select_from(addendums)
-                .where(lower, upper).scalar_subquery())
+        return select(func.count()).select_from(addendums).where(lower, upper).scalar_subquery()
 
     head = edge(A.created_at >= bindparam("head_from"), A.created_at < bindparam("head_to"))
     tail = edge(A.created_at >= bindparam("tail_from"), A.created_at <= bindparam("tail_last"))
     return driver.Static(
-        select(func.coalesce(func.sum(DAYS.n), 0) - head - tail,
-               func.min(DAYS.min_id), func.max(DAYS.max_id))
-        .where(DAYS.day >= bindparam("first_day"), DAYS.day <= bindparam("last_day"))
+        select(
+            func.coalesce(func.sum(DAYS.n), 0) - head - tail,
+            func.min(DAYS.min_id),
+            func.max(DAYS.max_id),
+        ).where(DAYS.day >= bindparam("first_day"), DAYS.day <= bindparam("last_day"))
     )
 
 

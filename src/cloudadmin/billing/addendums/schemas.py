@@ -104,7 +104,8 @@ _ACTIVE = "Active period [start, end), end null = never ends."
 _FORMATS = "UTC instant: 2025-05-15T12:00:00Z or 2025-05-15 12:00:00"
 Instant = Annotated[datetime | None, _instant(False), Field(description=_FORMATS + ".")]
 InstantOrDate = Annotated[
-    datetime | None, _instant(True),
+    datetime | None,
+    _instant(True),
     Field(description=_FORMATS + ", or a date alone (its midnight UTC)."),
 ]
 
@@ -114,21 +115,32 @@ class AddendumQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    active_after: InstantOrDate = Field(None, description=f"Active at some instant after this. {_ACTIVE}")  # noqa: E501
-    active_before: InstantOrDate = Field(None, description=f"Active at some instant before this. {_ACTIVE}")  # noqa: E501
-    active_at: Instant = Field(None, description=f"Active at this instant: start <= t < end. {_ACTIVE}")  # noqa: E501
+    active_after: InstantOrDate = Field(
+        None, description=f"Active at some instant after this. {_ACTIVE}"
+    )  # noqa: E501
+    active_before: InstantOrDate = Field(
+        None, description=f"Active at some instant before this. {_ACTIVE}"
+    )  # noqa: E501
+    active_at: Instant = Field(
+        None, description=f"Active at this instant: start <= t < end. {_ACTIVE}"
+    )  # noqa: E501
     not_active_at: Instant = Field(None, description="Not active at this instant.")
     active_start_from: Instant = Field(None, description="Start on or after this instant.")
     active_start_to: Instant = Field(None, description="Start on or before this instant.")
-    active_end_from: Instant = Field(None, description="End on or after this instant (no end counts as later than any instant).")  # noqa: E501
-    active_end_to: Instant = Field(None, description="End on or before this instant (no end never is).")  # noqa: E501
+    active_end_from: Instant = Field(
+        None, description="End on or after this instant (no end counts as later than any instant)."
+    )  # noqa: E501
+    active_end_to: Instant = Field(
+        None, description="End on or before this instant (no end never is)."
+    )  # noqa: E501
     created_after: InstantOrDate = Field(None, description="Created strictly after this instant.")  # noqa: E501
     created_before: InstantOrDate = Field(None, description="Created strictly before this instant.")  # noqa: E501
     created_on: Annotated[date | None, BeforeValidator(_date)] = Field(
         None, description="Created on this UTC date (YYYY-MM-DD)."
     )
     addendum_id: Annotated[
-        list[Annotated[int, Field(ge=1, le=INT64[1])]] | None, _integers(1, INT64[1], False),
+        list[Annotated[int, Field(ge=1, le=INT64[1])]] | None,
+        _integers(1, INT64[1], False),
         Field(description="Addendum ids (decimal). Repeatable."),
     ] = None
     id: Annotated[int | None, Field(ge=1, le=INT64[1], description="One addendum id.")] = None
@@ -136,24 +148,41 @@ class AddendumQuery(BaseModel):
     payer_id: NullableInt64List = Field(None, description=_repeatable("Payer ids.", INT64, True))  # noqa: E501
     provider_id: Int32List = Field(None, description=_repeatable("Provider ids.", INT32))
     reseller_id: NullableResellerList = Field(
-        None, description=_repeatable("Reseller ids.", (0, INT32_MAX), True))
+        None, description=_repeatable("Reseller ids.", (0, INT32_MAX), True)
+    )
     plan_id: Int32List = Field(None, description=_repeatable("Plan ids.", INT32))
     product_id: Int32List = Field(None, description=_repeatable("Product ids.", INT32))
     currency_id: Int32List = Field(
-        None, description=_repeatable("Currency ids: 1 US Dollar, 2 Euro.", INT32))
+        None, description=_repeatable("Currency ids: 1 US Dollar, 2 Euro.", INT32)
+    )
     currency_char_code: Annotated[
-        list[Literal["EUR", "USD"]] | None, _choices(CURRENCY_CODES),
+        list[Literal["EUR", "USD"]] | None,
+        _choices(CURRENCY_CODES),
         Field(description="Currency codes. Repeatable."),
     ] = None
     product_internal_name: Annotated[
-        list[str] | None, _choices(tuple(PRODUCT_IDS)),
+        list[str] | None,
+        _choices(tuple(PRODUCT_IDS)),
         Field(description="Product internal names. Repeatable."),
     ] = None
-    company_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Client company name contains this, ignoring case.")] = None  # noqa: E501
-    plan_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Plan name contains this, ignoring case.")] = None  # noqa: E501
-    product_name: Annotated[str | None, Field(max_length=MAX_NAME_LENGTH, description="Product name contains this, ignoring case.")] = None  # noqa: E501
+    company_name: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_NAME_LENGTH,
+            description="Client company name contains this, ignoring case.",
+        ),
+    ] = None  # noqa: E501
+    plan_name: Annotated[
+        str | None,
+        Field(max_length=MAX_NAME_LENGTH, description="Plan name contains this, ignoring case."),
+    ] = None  # noqa: E501
+    product_name: Annotated[
+        str | None,
+        Field(max_length=MAX_NAME_LENGTH, description="Product name contains this, ignoring case."),
+    ] = None  # noqa: E501
     status: Annotated[
-        list[Literal["upcoming", "active", "paused", "stopped"]] | None, _choices(STATUSES),
+        list[Literal["upcoming", "active", "paused", "stopped"]] | None,
+        _choices(STATUSES),
         Field(description="Statuses. Repeatable."),
     ] = None
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Page size, 1 to 100.")] = (
@@ -162,9 +191,10 @@ class AddendumQuery(BaseModel):
     offset: Annotated[int, Field(ge=0, le=INT64[1], description="Index of the first result.")] = 0  # noqa: E501
     ordering: Annotated[
         list[str] | None,
-        Field(description="Comma-separated and/or repeated fields, a leading minus for "
-                          "descending: " + ", ".join(ORDERING_FIELDS)
-                          + ". Always completed by id."),
+        Field(
+            description="Comma-separated and/or repeated fields, a leading minus for "
+            "descending: " + ", ".join(ORDERING_FIELDS) + ". Always completed by id."
+        ),
     ] = None
 
 
@@ -178,8 +208,10 @@ class AddendumClient(BaseModel):
 
 class ActiveRange(BaseModel):
     start: str = Field(description="UTC instant, RFC 3339; the first instant of the period.")
-    end: str | None = Field(description="UTC instant, RFC 3339; the period ends just before "
-                                        "it. Null: the period does not end.")
+    end: str | None = Field(
+        description="UTC instant, RFC 3339; the period ends just before "
+        "it. Null: the period does not end."
+    )
 
 
 class Currency(BaseModel):

@@ -34,8 +34,23 @@ def _out(row: Any, active_at: datetime | None) -> dict[str, Any]:
     """One addendum as the wire has it (schemas.Addendum), as a plain dict: the list is
     the hottest read of the API and builds up to 100 of these per request. Instants stay
     datetimes (UTC): to_json writes them as RFC 3339 with a Z, as isoformat_z does."""
-    (id_, client_id, status, start, end, created_at, currency_id, char_code, symbol,
-     plan_id, plan_name, product_id, product_name, internal_name, company_name) = row
+    (
+        id_,
+        client_id,
+        status,
+        start,
+        end,
+        created_at,
+        currency_id,
+        char_code,
+        symbol,
+        plan_id,
+        plan_name,
+        product_id,
+        product_name,
+        internal_name,
+        company_name,
+    ) = row
     item: dict[str, Any] = {
         "id": id_,
         "client_id": client_id,
@@ -141,7 +156,8 @@ async def list_addendums(
         # read with it (a third of a selective request's statements; an empty page
         # says nothing of the count, which is then read on its own).
         read_together = await repository.counted_page(
-            conn, how.where, how.order, *together, limit=q.limit, offset=q.offset)
+            conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
+        )
     rows: Sequence[Any] = []
     if read_together is not None:
         total, rows = read_together
@@ -150,11 +166,16 @@ async def list_addendums(
         total = counted.total
         if q.offset < total and together is None:
             read = await _page_read(conn, caller, q, how, counted)
-            rows = await repository.page(conn, read.where, read.order, limit=q.limit,
-                                         offset=q.offset)
+            rows = await repository.page(
+                conn, read.where, read.order, limit=q.limit, offset=q.offset
+            )
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
-    return {"count": total, "next": nxt, "previous": prev,
-            "results": [_out(r, q.active_at) for r in rows]}
+    return {
+        "count": total,
+        "next": nxt,
+        "previous": prev,
+        "results": [_out(r, q.active_at) for r in rows],
+    }
 
 
 async def get_addendum(conn: AsyncConnection, caller: Caller, addendum_id: int) -> dict[str, Any]:

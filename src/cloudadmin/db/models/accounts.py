@@ -146,11 +146,15 @@ class ApiKey(Base):
     last_usage: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # The group the key acts with; NULL (keys of the CLI, imports): every group of its user.
     role_id: Mapped[int | None] = mapped_column(Integer, fk("groups.id"))
+
+
 # The addendum list's company search, a LIKE '%…%' on the folded name: a GIN index of its
 # trigrams (extension pg_trgm), on PostgreSQL only (migration 0018; ``info["only_on"]``
 # tells tests/db/test_migrations.py, whose comparison does not read ``ddl_if``).
 Index(
-    "ix_clients_company_name_folded_trigrams", Client.company_name_folded,
-    postgresql_using="gin", postgresql_ops={"company_name_folded": "gin_trgm_ops"},
+    "ix_clients_company_name_folded_trigrams",
+    Client.company_name_folded,
+    postgresql_using="gin",
+    postgresql_ops={"company_name_folded": "gin_trgm_ops"},
     info={"only_on": "postgresql"},
 ).ddl_if(dialect="postgresql")

@@ -29,8 +29,11 @@ async def _body_text(request: Request) -> str:
         parts: dict[str, Any] = {}
         for name, value in form.multi_items():
             if isinstance(value, UploadFile):
-                parts[name] = {"filename": value.filename, "content_type": value.content_type,
-                               "size": value.size}
+                parts[name] = {
+                    "filename": value.filename,
+                    "content_type": value.content_type,
+                    "size": value.size,
+                }
             else:
                 parts[name] = value
         return _json_text(parts)
@@ -107,10 +110,18 @@ async def write_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
 
 
 async def record(
-    conn: AsyncConnection, request: Request, caller: Caller, action: str,
-    requested_at: datetime, status_code: int, *, reverted: bool,
+    conn: AsyncConnection,
+    request: Request,
+    caller: Caller,
+    action: str,
+    requested_at: datetime,
+    status_code: int,
+    *,
+    reverted: bool,
 ) -> None:
     """The request's log row, written (web/request_log.py's RequestLog: ApiRoute calls it
     as ``AppState.request_log``)."""
-    await write_entry(conn, await build_entry(
-        request, caller, action, requested_at, status_code, reverted=reverted))
+    await write_entry(
+        conn,
+        await build_entry(request, caller, action, requested_at, status_code, reverted=reverted),
+    )

@@ -25,8 +25,12 @@ JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgres
 
 def _fk(name: str, cols: list[str], target: str, tcols: list[str]) -> sa.ForeignKeyConstraint:
     return sa.ForeignKeyConstraint(
-        cols, [f"{target}.{c}" for c in tcols], name=op.f(name), ondelete="CASCADE",
-        initially="DEFERRED", deferrable=True,
+        cols,
+        [f"{target}.{c}" for c in tcols],
+        name=op.f(name),
+        ondelete="CASCADE",
+        initially="DEFERRED",
+        deferrable=True,
     )
 
 
@@ -38,15 +42,26 @@ def upgrade() -> None:
         sa.Column("subscription_id", sa.Integer(), nullable=False),
         sa.Column("delivered", sa.Boolean(), nullable=False),
         sa.Column("delivered_at", UTC, nullable=True),
-        _fk("fk_event_deliveries_event_id_user_action_events", ["event_id"],
-            "user_action_events", ["id"]),
-        _fk("fk_event_deliveries_subscription_id_amqp_subscriptions", ["subscription_id"],
-            "amqp_subscriptions", ["id"]),
+        _fk(
+            "fk_event_deliveries_event_id_user_action_events",
+            ["event_id"],
+            "user_action_events",
+            ["id"],
+        ),
+        _fk(
+            "fk_event_deliveries_subscription_id_amqp_subscriptions",
+            ["subscription_id"],
+            "amqp_subscriptions",
+            ["id"],
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_event_deliveries")),
     )
     op.create_index(op.f("ix_event_deliveries_event_id"), "event_deliveries", ["event_id"])
-    op.create_index("ix_event_deliveries_subscription_id_delivered_id", "event_deliveries",
-                    ["subscription_id", "delivered", "id"])
+    op.create_index(
+        "ix_event_deliveries_subscription_id_delivered_id",
+        "event_deliveries",
+        ["subscription_id", "delivered", "id"],
+    )
     op.create_table(
         "delivery_states",
         sa.Column("subscription_id", sa.Integer(), nullable=False),
@@ -55,8 +70,12 @@ def upgrade() -> None:
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column("lease_owner", sa.String(length=64), nullable=True),
         sa.Column("lease_until", UTC, nullable=True),
-        _fk("fk_delivery_states_subscription_id_amqp_subscriptions", ["subscription_id"],
-            "amqp_subscriptions", ["id"]),
+        _fk(
+            "fk_delivery_states_subscription_id_amqp_subscriptions",
+            ["subscription_id"],
+            "amqp_subscriptions",
+            ["id"],
+        ),
         sa.PrimaryKeyConstraint("subscription_id", name=op.f("pk_delivery_states")),
     )
     op.create_table(
@@ -77,8 +96,9 @@ def upgrade() -> None:
         sa.Column("lease_until", UTC, nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_mail_outbox")),
     )
-    op.create_index("ix_mail_outbox_sent_next_attempt_at", "mail_outbox",
-                    ["sent", "next_attempt_at"])
+    op.create_index(
+        "ix_mail_outbox_sent_next_attempt_at", "mail_outbox", ["sent", "next_attempt_at"]
+    )
     op.create_table(
         "failed_login_notices",
         sa.Column("key_id", sa.Integer(), autoincrement=False, nullable=False),
@@ -92,7 +112,6 @@ def downgrade() -> None:
     op.drop_index("ix_mail_outbox_sent_next_attempt_at", table_name="mail_outbox")
     op.drop_table("mail_outbox")
     op.drop_table("delivery_states")
-    op.drop_index("ix_event_deliveries_subscription_id_delivered_id",
-                  table_name="event_deliveries")
+    op.drop_index("ix_event_deliveries_subscription_id_delivered_id", table_name="event_deliveries")
     op.drop_index(op.f("ix_event_deliveries_event_id"), table_name="event_deliveries")
     op.drop_table("event_deliveries")

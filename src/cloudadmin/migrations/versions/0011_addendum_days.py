@@ -94,8 +94,11 @@ _SQLITE_TRIGGERS = [
 ]
 
 _TRIGGER_NAMES = {
-    "postgresql": ["addendums_days_insert_delete", "addendums_days_update",
-                   "addendums_days_truncate"],
+    "postgresql": [
+        "addendums_days_insert_delete",
+        "addendums_days_update",
+        "addendums_days_truncate",
+    ],
     "sqlite": ["addendums_days_insert", "addendums_days_delete", "addendums_days_update"],
 }
 

@@ -68,16 +68,15 @@ def upgrade() -> None:
     )
     op.add_column("user_action_events", sa.Column("project_id", sa.Integer(), nullable=True))
     op.add_column("user_action_events", sa.Column("region_id", sa.Integer(), nullable=True))
-    op.add_column(
-        "user_action_events", sa.Column("source_user_ip", sa.String(64), nullable=True)
-    )
+    op.add_column("user_action_events", sa.Column("source_user_ip", sa.String(64), nullable=True))
     op.add_column("user_action_events", sa.Column("user_agent", sa.String(512), nullable=True))
     op.add_column(
         "user_action_events",
         sa.Column("acknowledged", sa.Boolean(), nullable=False, server_default=sa.false()),
     )
     op.create_index(
-        "ix_user_action_events_client_id_created_at_id", "user_action_events",
+        "ix_user_action_events_client_id_created_at_id",
+        "user_action_events",
         ["client_id", "created_at", "id"],
     )
     op.create_index(
@@ -91,15 +90,16 @@ def upgrade() -> None:
         sa.Column("resource_id", sa.String(255), nullable=False),
         sa.Column("search_field", sa.String(255), nullable=True),
         sa.ForeignKeyConstraint(
-            ["event_id"], ["user_action_events.id"],
+            ["event_id"],
+            ["user_action_events.id"],
             name=op.f("fk_user_action_resources_event_id_user_action_events"),
-            ondelete="CASCADE", initially="DEFERRED", deferrable=True,
+            ondelete="CASCADE",
+            initially="DEFERRED",
+            deferrable=True,
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_user_action_resources")),
     )
-    op.create_index(
-        "ix_user_action_resources_event_id", "user_action_resources", ["event_id"]
-    )
+    op.create_index("ix_user_action_resources_event_id", "user_action_resources", ["event_id"])
     op.create_index(
         "ix_user_action_resources_resource_id", "user_action_resources", ["resource_id"]
     )
@@ -117,8 +117,16 @@ def _record(body: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("is_complete", True)
     out.setdefault("total_price", None)
     out.setdefault("issued_by_user_id", body.get("user_id"))
-    for key in ("email", "project_id", "region_id", "action_data", "token_id",
-                "user_agent", "source_user_ip", "client_id"):
+    for key in (
+        "email",
+        "project_id",
+        "region_id",
+        "action_data",
+        "token_id",
+        "user_agent",
+        "source_user_ip",
+        "client_id",
+    ):
         out.setdefault(key, None)
     out.setdefault("request_id", "")
     name = (body.get("action_data") or {}).get("name")
@@ -137,20 +145,24 @@ def _backfill() -> None:
     last = 0
     while True:
         rows = conn.execute(
-            sa.select(_events.c.id, _events.c.body).where(_events.c.id > last)
-            .order_by(_events.c.id).limit(_BATCH)
+            sa.select(_events.c.id, _events.c.body)
+            .where(_events.c.id > last)
+            .order_by(_events.c.id)
+            .limit(_BATCH)
         ).all()
         if not rows:
             return
         for event_id, body in rows:
             body = _record(body if isinstance(body, dict) else {})
             owed = conn.execute(
-                sa.select(sa.func.count(), sa.func.sum(sa.case((_deliveries.c.delivered, 0),
-                                                               else_=1)))
-                .where(_deliveries.c.event_id == event_id)
+                sa.select(
+                    sa.func.count(), sa.func.sum(sa.case((_deliveries.c.delivered, 0), else_=1))
+                ).where(_deliveries.c.event_id == event_id)
             ).one()
             conn.execute(
-                _events.update().where(_events.c.id == event_id).values(
+                _events.update()
+                .where(_events.c.id == event_id)
+                .values(
                     body=body,
                     user_id=body.get("user_id"),
                     action_type=_text(body.get("action_type"), 50) or "",
@@ -163,9 +175,12 @@ def _backfill() -> None:
                 )
             )
             resources = [
-                {"event_id": event_id, "resource_type": _text(r.get("resource_type"), 64) or "",
-                 "resource_id": _text(r.get("resource_id"), 255) or "",
-                 "search_field": _text(r.get("search_field"), 255)}
+                {
+                    "event_id": event_id,
+                    "resource_type": _text(r.get("resource_type"), 64) or "",
+                    "resource_id": _text(r.get("resource_id"), 255) or "",
+                    "search_field": _text(r.get("search_field"), 255),
+                }
                 for r in body["resources"]
             ]
             if resources:
@@ -178,10 +193,16 @@ def downgrade() -> None:
     op.drop_index("ix_user_action_resources_event_id", table_name="user_action_resources")
     op.drop_table("user_action_resources")
     op.drop_index("ix_user_action_events_created_at_id", table_name="user_action_events")
-    op.drop_index(
-        "ix_user_action_events_client_id_created_at_id", table_name="user_action_events"
-    )
+    op.drop_index("ix_user_action_events_client_id_created_at_id", table_name="user_action_events")
     # ALTER TABLE ... DROP COLUMN (SQLite 3.35+), again without a copy of the table.
-    for column in ("acknowledged", "user_agent", "source_user_ip", "region_id",
-                   "project_id", "api_group", "action_type", "user_id"):
+    for column in (
+        "acknowledged",
+        "user_agent",
+        "source_user_ip",
+        "region_id",
+        "project_id",
+        "api_group",
+        "action_type",
+        "user_id",
+    ):
         op.drop_column("user_action_events", column)

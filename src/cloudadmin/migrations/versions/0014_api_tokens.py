@@ -29,8 +29,14 @@ def upgrade() -> None:
         batch.add_column(sa.Column("description", sa.String(255), nullable=True))
         batch.add_column(sa.Column("last_usage", UTCDateTime(), nullable=True))
         batch.add_column(sa.Column("role_id", sa.Integer(), nullable=True))
-        batch.create_foreign_key("fk_api_keys_role_id_groups", "groups", ["role_id"], ["id"],
-                                deferrable=True, initially="DEFERRED")
+        batch.create_foreign_key(
+            "fk_api_keys_role_id_groups",
+            "groups",
+            ["role_id"],
+            ["id"],
+            deferrable=True,
+            initially="DEFERRED",
+        )
 
 
 def downgrade() -> None:

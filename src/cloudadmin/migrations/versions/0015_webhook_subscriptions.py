@@ -24,11 +24,16 @@ BIGINT_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 UTC = UTCDateTime(timezone=True)
 
 
-def _fk(name: str, cols: list[str], target: str, tcols: list[str],
-        ondelete: str | None = None) -> sa.ForeignKeyConstraint:
+def _fk(
+    name: str, cols: list[str], target: str, tcols: list[str], ondelete: str | None = None
+) -> sa.ForeignKeyConstraint:
     return sa.ForeignKeyConstraint(
-        cols, [f"{target}.{c}" for c in tcols], name=op.f(name), ondelete=ondelete,
-        initially="DEFERRED", deferrable=True,
+        cols,
+        [f"{target}.{c}" for c in tcols],
+        name=op.f(name),
+        ondelete=ondelete,
+        initially="DEFERRED",
+        deferrable=True,
     )
 
 
@@ -51,15 +56,28 @@ def upgrade() -> None:
         sa.Column("subscription_id", sa.Integer(), nullable=False),
         sa.Column("delivered", sa.Boolean(), nullable=False),
         sa.Column("delivered_at", UTC, nullable=True),
-        _fk("fk_webhook_deliveries_event_id_user_action_events", ["event_id"],
-            "user_action_events", ["id"], ondelete="CASCADE"),
-        _fk("fk_webhook_deliveries_subscription_id_webhook_subscriptions",
-            ["subscription_id"], "webhook_subscriptions", ["id"], ondelete="CASCADE"),
+        _fk(
+            "fk_webhook_deliveries_event_id_user_action_events",
+            ["event_id"],
+            "user_action_events",
+            ["id"],
+            ondelete="CASCADE",
+        ),
+        _fk(
+            "fk_webhook_deliveries_subscription_id_webhook_subscriptions",
+            ["subscription_id"],
+            "webhook_subscriptions",
+            ["id"],
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_deliveries")),
     )
     op.create_index(op.f("ix_webhook_deliveries_event_id"), "webhook_deliveries", ["event_id"])
-    op.create_index("ix_webhook_deliveries_subscription_id_delivered_id", "webhook_deliveries",
-                    ["subscription_id", "delivered", "id"])
+    op.create_index(
+        "ix_webhook_deliveries_subscription_id_delivered_id",
+        "webhook_deliveries",
+        ["subscription_id", "delivered", "id"],
+    )
     op.create_table(
         "webhook_delivery_states",
         sa.Column("subscription_id", sa.Integer(), nullable=False),
@@ -68,16 +86,22 @@ def upgrade() -> None:
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column("lease_owner", sa.String(length=64), nullable=True),
         sa.Column("lease_until", UTC, nullable=True),
-        _fk("fk_webhook_delivery_states_subscription_id_webhook_subscriptions",
-            ["subscription_id"], "webhook_subscriptions", ["id"], ondelete="CASCADE"),
+        _fk(
+            "fk_webhook_delivery_states_subscription_id_webhook_subscriptions",
+            ["subscription_id"],
+            "webhook_subscriptions",
+            ["id"],
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("subscription_id", name=op.f("pk_webhook_delivery_states")),
     )
 
 
 def downgrade() -> None:
     op.drop_table("webhook_delivery_states")
-    op.drop_index("ix_webhook_deliveries_subscription_id_delivered_id",
-                  table_name="webhook_deliveries")
+    op.drop_index(
+        "ix_webhook_deliveries_subscription_id_delivered_id", table_name="webhook_deliveries"
+    )
     op.drop_index(op.f("ix_webhook_deliveries_event_id"), table_name="webhook_deliveries")
     op.drop_table("webhook_deliveries")
     op.drop_table("webhook_subscriptions")
