@@ -7,6 +7,7 @@ over as ``AppState.request_log``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -16,17 +17,20 @@ from starlette.requests import Request
 from cloudadmin.auth.caller import Caller
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedRequest:
+    """A request as its log row records it."""
+
+    request: Request
+    caller: Caller
+    action: str
+    requested_at: datetime
+    status_code: int
+    # Written after the request's own transaction was rolled back, in a short one.
+    reverted: bool
+
+
 class RequestLog(Protocol):
-    async def __call__(
-        self,
-        conn: AsyncConnection,
-        request: Request,
-        caller: Caller,
-        action: str,
-        requested_at: datetime,
-        status_code: int,
-        *,
-        reverted: bool,
-    ) -> None:
+    async def __call__(self, conn: AsyncConnection, logged: LoggedRequest) -> None:
         """Writes the request's log row in the connection's transaction (the request's
-        own, or after a rollback a short one of its own: ``reverted``)."""
+        own, or after a rollback a short one of its own: ``logged.reverted``)."""

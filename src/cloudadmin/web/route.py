@@ -27,6 +27,7 @@ from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
+from cloudadmin.web.request_log import LoggedRequest
 from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.request")
@@ -211,8 +212,7 @@ class ApiRoute(APIRoute):
                     if caller is not None:
                         # The log row rides in the request's own transaction.
                         log_request = app_state(request.app).request_log
-                        await log_request(
-                            await db.connection(),
+                        row = LoggedRequest(
                             request,
                             caller,
                             action,
@@ -220,6 +220,7 @@ class ApiRoute(APIRoute):
                             response.status_code,
                             reverted=False,
                         )
+                        await log_request(await db.connection(), row)
                     await db.commit()
                     committed = True
                 except Exception as exc:
@@ -271,9 +272,8 @@ async def _log_reverted(
             if caller is None:
                 return
         log_request = app_state(request.app).request_log
-        await log_request(
-            await db.connection(), request, caller, action, requested_at, status, reverted=True
-        )
+        row = LoggedRequest(request, caller, action, requested_at, status, reverted=True)
+        await log_request(await db.connection(), row)
         await db.commit()
     except Exception:  # the log must never turn an answer into a 500
         log.exception("could not write the activity log entry")

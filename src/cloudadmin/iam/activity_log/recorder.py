@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, insert
@@ -12,13 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from cloudadmin.auth.caller import Caller
 from cloudadmin.db import dialect, driver
 from cloudadmin.db.base import table_of
 from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.kit.redact import redact, redact_query
 from cloudadmin.kit.storable import json_escape_surrogates, storable
+from cloudadmin.web.request_log import LoggedRequest
 
 MAX_DATA_CHARS = 65_536
 
@@ -58,31 +57,24 @@ def _query_text(request: Request) -> str:
     return storable(redact_query(query))
 
 
-async def build_entry(
-    request: Request,
-    caller: Caller,
-    action: str,
-    requested_at: datetime,
-    status_code: int,
-    *,
-    reverted: bool,
-) -> dict[str, Any]:
+async def build_entry(logged: LoggedRequest) -> dict[str, Any]:
     """The column values of the request's log row."""
+    request, caller = logged.request, logged.caller
     return dict(
-        actions=action,
+        actions=logged.action,
         data=await _body_text(request),
         user_email=caller.user_email,
         client_id=caller.account_id,
         token_id=caller.key_id,
         user_id=caller.user_id,
-        requested_at=requested_at,
+        requested_at=logged.requested_at,
         path=storable(request.scope["path"])[:2048],
         remote_ip_address=storable(request.client.host if request.client else "")[:45],
         host=storable(request.headers.get("host", ""))[:255],
         method=request.method,
         query_params=_query_text(request),
-        status_code=status_code,
-        reverted=reverted,
+        status_code=logged.status_code,
+        reverted=logged.reverted,
         request_id=str(getattr(request.state, "request_id", "")),
     )
 
@@ -109,19 +101,7 @@ async def write_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await driver.fetch(conn, stmt, values)
 
 
-async def record(
-    conn: AsyncConnection,
-    request: Request,
-    caller: Caller,
-    action: str,
-    requested_at: datetime,
-    status_code: int,
-    *,
-    reverted: bool,
-) -> None:
+async def record(conn: AsyncConnection, logged: LoggedRequest) -> None:
     """The request's log row, written (web/request_log.py's RequestLog: ApiRoute calls it
     as ``AppState.request_log``)."""
-    await write_entry(
-        conn,
-        await build_entry(request, caller, action, requested_at, status_code, reverted=reverted),
-    )
+    await write_entry(conn, await build_entry(logged))
