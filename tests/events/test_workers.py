@@ -19,6 +19,7 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
+from cloudadmin.events.wakeup import outbox_written
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
@@ -30,7 +31,10 @@ pytestmark = pytest.mark.slow
 
 
 async def owe_events(session: AsyncSession, subscription_ids: list[int], per_sub: int) -> set[str]:
-    """Puts ``per_sub`` events per subscription straight into the outbox."""
+    """Puts ``per_sub`` events per subscription straight into the outbox, and wakes the
+    dispatchers at commit as the service's own writes do (PostgreSQL's NOTIFY): without
+    it they would find the events only at their idle poll, one of them long before the
+    other."""
     now = utcnow()
     events, deliveries, ids = [], [], set()
     n = 0
@@ -53,6 +57,7 @@ async def owe_events(session: AsyncSession, subscription_ids: list[int], per_sub
     for start in range(0, len(events), 5000):
         await session.execute(insert(UserActionEvent), events[start : start + 5000])
         await session.execute(insert(EventDelivery), deliveries[start : start + 5000])
+    await outbox_written(session)
     await session.commit()
     return ids
 
@@ -165,8 +170,16 @@ class TestTwoWorkers:
                 routing_key=inbox.routing_key,
             )
             subs.append(sub.id)
+        # Batches of 5: 80 of them, so that the worker a busy machine wakes first is
+        # still at work when the other joins.
         workers = [
-            start_worker(settings, tmp_path, f"w{i}", CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60")
+            start_worker(
+                settings,
+                tmp_path,
+                f"w{i}",
+                CLOUDADMIN_DISPATCHER_LEASE_SECONDS="60",
+                CLOUDADMIN_DISPATCHER_BATCH_SIZE="5",
+            )
             for i in range(2)
         ]
         try:
