@@ -127,7 +127,9 @@ class TestDeliveries:
             "cloudadmin_event_delivery_failures_total",
         )
         assert after.get(delivered, kind="webhook") - before.get(delivered, kind="webhook") == 2
-        assert after.get(failed, kind="amqp") - before.get(failed, kind="amqp") == 1
+        # At least once: the failed subscription's first backoff is about a second, so on a
+        # slow machine it comes due again before the passes run out of work.
+        assert after.get(failed, kind="amqp") - before.get(failed, kind="amqp") >= 1
         assert after.get(failed, kind="webhook") == before.get(failed, kind="webhook")
         assert after.get(PENDING, kind="webhook", subscription=webhook) == 0
         assert after.get(PENDING, kind="amqp", subscription=amqp) == 2
