@@ -11,7 +11,7 @@ from cloudadmin.auth.deps import Connection, CurrentCaller
 from cloudadmin.billing.addendums import service
 from cloudadmin.billing.addendums.schemas import Addendum, AddendumPage, AddendumQuery
 from cloudadmin.kit.ints import INT64_MAX
-from cloudadmin.web.query_model import query_model, query_model_parameters
+from cloudadmin.web.query_model import query_model
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Addendums"])
@@ -20,9 +20,7 @@ router = APIRouter(route_class=ApiRoute, tags=["Addendums"])
 @router.get(
     "/billing/org/v1/addendums",
     response_model=AddendumPage,
-    name="list_addendums",
     summary="List addendums",
-    openapi_extra={"parameters": query_model_parameters(AddendumQuery)},
 )
 async def list_addendums(
     request: Request,
@@ -40,7 +38,6 @@ async def list_addendums(
 @router.get(
     "/billing/org/v1/addendums/{id}",
     response_model=Addendum,
-    name="get_addendum",
     summary="Get a single Addendum",
     description="Retrieve a single addendum by ID: one the caller would see in the list "
     "(docs/billing.md); any other id is 404.",
