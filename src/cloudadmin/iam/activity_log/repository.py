@@ -4,26 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import Annotated
 
+from fastapi import Query
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.filters import equal_where_given
 from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.kit.ints import Id32Filter
+from cloudadmin.kit.params import InstantQuery
 
 
 @dataclass(frozen=True, slots=True)
 class LogFilter:
-    method: str | None = None
-    path: str | None = None
-    status_code: str | None = None
-    remote_ip_address: str | None = None
-    user_id: int | None = None
-    token_id: int | None = None
-    client_id: int | None = None
-    min_requested_at: datetime | None = None
-    max_requested_at: datetime | None = None
+    """The list's filters, each the query parameter of the same name: the endpoint takes
+    the class as its dependency (``Depends()``), so the fields are declared once."""
+
+    method: Annotated[str | None, Query(pattern=r"^[A-Za-z]{1,10}$")] = None
+    path: Annotated[str | None, Query(max_length=2048)] = None
+    status_code: Annotated[
+        str | None, Query(pattern=r"^[1-5][0-9]{0,2}$", description="Prefix: 4, 40 or 404.")
+    ] = None
+    remote_ip_address: Annotated[str | None, Query(max_length=45)] = None
+    user_id: Annotated[Id32Filter | None, Query()] = None
+    token_id: Annotated[Id32Filter | None, Query()] = None
+    client_id: Annotated[Id32Filter | None, Query(description="Operators only: one account.")] = (
+        None
+    )
+    min_requested_at: InstantQuery = None
+    max_requested_at: InstantQuery = None
 
     def conditions(self) -> list[ColumnElement[bool]]:
         t = ActivityLogEntry
