@@ -21,6 +21,19 @@ _POLICIES = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
 _PRICING = "/cloud/v2/pricing/{project_id}/{region_id}"
 _USER_ACTIONS = "/cloud/v1/user_actions"
 
+
+def _crud(collection: str, item: str, resource: str) -> dict[tuple[str, str], str]:
+    """The five ids of a resource kept whole: created and listed at ``collection``, read,
+    updated and deleted at ``item`` (the list's id takes the plural)."""
+    return {
+        ("POST", collection): f"create_{resource}",
+        ("GET", collection): f"list_{resource}s",
+        ("GET", item): f"get_{resource}",
+        ("PATCH", item): f"update_{resource}",
+        ("DELETE", item): f"delete_{resource}",
+    }
+
+
 OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/healthz"): "get_health",
     ("GET", "/readyz"): "get_readiness",
@@ -31,33 +44,21 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("PATCH", "/iam/clients/{clientId}"): "update_client",
     ("DELETE", "/iam/clients/{clientId}"): "delete_client",
     # iam: users (SDK: iam.users)
-    ("POST", "/iam/users"): "create_user",
-    ("GET", "/iam/users"): "list_users",
-    ("GET", "/iam/users/{userId}"): "get_user",
-    ("PATCH", "/iam/users/{userId}"): "update_user",
-    ("DELETE", "/iam/users/{userId}"): "delete_user",
+    **_crud("/iam/users", "/iam/users/{userId}", "user"),
     # iam: a user's membership of one client account
     ("POST", "/iam/clients/{clientId}/client-users/create"): "create_client_user",
     ("GET", "/iam/clients/{clientId}/client-users/{userId}"): "get_client_user",
     ("PUT", "/iam/clients/{clientId}/client-users/{userId}"): "update_client_user",
     ("DELETE", "/iam/clients/{clientId}/client-users/{userId}"): "delete_client_user",
     # iam: sellers
-    ("POST", "/iam/admin/sellers"): "create_seller",
-    ("GET", "/iam/admin/sellers"): "list_sellers",
-    ("GET", "/iam/admin/sellers/{sellerId}"): "get_seller",
-    ("PATCH", "/iam/admin/sellers/{sellerId}"): "update_seller",
-    ("DELETE", "/iam/admin/sellers/{sellerId}"): "delete_seller",
+    **_crud("/iam/admin/sellers", "/iam/admin/sellers/{sellerId}", "seller"),
     # iam: reseller branding
     ("GET", "/iam/reselling/settings"): "get_branding_settings",
     ("PUT", "/iam/reselling/settings"): "update_branding_settings",
     ("POST", "/iam/reselling/settings/upload"): "upload_branding_files",
     ("GET", "/iam/reselling/files/{name}"): "get_branding_file",
     # iam: reseller notification settings
-    ("GET", _NOTIFICATIONS): "list_notification_settings",
-    ("POST", _NOTIFICATIONS): "create_notification_setting",
-    ("GET", _NOTIFICATION): "get_notification_setting",
-    ("PATCH", _NOTIFICATION): "update_notification_setting",
-    ("DELETE", _NOTIFICATION): "delete_notification_setting",
+    **_crud(_NOTIFICATIONS, _NOTIFICATION, "notification_setting"),
     # iam: activity log
     ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
