@@ -42,6 +42,19 @@ class Resource:
 
 SEARCH_FIELD_MAX = 255  # the column's size
 
+# The event's columns that copy a field of the record of the same name (the log's filters
+# read the columns): taken from the record, so that the two cannot disagree.
+_COLUMNS_FROM_RECORD = (
+    "client_id",
+    "user_id",
+    "action_type",
+    "api_group",
+    "project_id",
+    "region_id",
+    "source_user_ip",
+    "user_agent",
+)
+
 
 def as_record(body: dict[str, Any], *, acknowledged: bool) -> dict[str, Any]:
     """The user-action record: the stored body with the row's ``acknowledged``."""
@@ -108,18 +121,11 @@ async def record(
         "request_id": actor.request_id,
     }
     event = UserActionEvent(
+        **{column: body[column] for column in _COLUMNS_FROM_RECORD},
         event_id=event_id,
-        client_id=client_id,
         reseller_id=reseller_id,
         body=body,
         created_at=now,
-        user_id=caller.user_id,
-        action_type=action_type,
-        api_group=api_group,
-        project_id=project_id,
-        region_id=region_id,
-        source_user_ip=actor.source_ip,
-        user_agent=actor.user_agent,
         acknowledged=False,
         resources=[
             UserActionResource(
