@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.reselling.notifications import service
@@ -25,6 +26,17 @@ ResellerId = Annotated[Id32, Path()]
 SettingId = Annotated[Id32, Path()]
 BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingPath:
+    """One setting's address, the two path parameters of ITEM (named as in the path)."""
+
+    resellerId: ResellerId
+    notificationSettingsId: SettingId
+
+
+Setting = Annotated[SettingPath, Depends()]
 
 
 @router.get(BASE, summary="List notification settings")
@@ -58,27 +70,22 @@ async def create_notification_setting(
 
 @router.get(ITEM, summary="Read a notification setting")
 async def get_notification_setting(
-    resellerId: ResellerId,
-    notificationSettingsId: SettingId,
-    session: Session,
-    caller: CurrentCaller,
+    setting: Setting, session: Session, caller: CurrentCaller
 ) -> NotificationSetting:
-    return await service.get(session, caller, resellerId, notificationSettingsId)
+    return await service.get(session, caller, setting.resellerId, setting.notificationSettingsId)
 
 
 @router.patch(ITEM, summary="Update a notification setting")
 async def update_notification_setting(
-    resellerId: ResellerId,
-    notificationSettingsId: SettingId,
-    body: NotificationSettingPatch,
-    session: Session,
-    actor: CurrentActor,
+    setting: Setting, body: NotificationSettingPatch, session: Session, actor: CurrentActor
 ) -> NotificationSetting:
-    return await service.update(session, actor, resellerId, notificationSettingsId, body)
+    return await service.update(
+        session, actor, setting.resellerId, setting.notificationSettingsId, body
+    )
 
 
 @router.delete(ITEM, status_code=204, summary="Delete a notification setting")
 async def delete_notification_setting(
-    resellerId: ResellerId, notificationSettingsId: SettingId, session: Session, actor: CurrentActor
+    setting: Setting, session: Session, actor: CurrentActor
 ) -> None:
-    await service.delete(session, actor, resellerId, notificationSettingsId)
+    await service.delete(session, actor, setting.resellerId, setting.notificationSettingsId)
