@@ -213,6 +213,16 @@ class TestListing:
         assert r.status_code == 400
         assert list(r.json()["errors"]) == [param]
 
+    async def test_400_names_parameters_in_their_documented_order(
+        self, client: httpx.AsyncClient, ls: Landscape
+    ):
+        # The page and the filters are two dependencies; the page's come first, as in
+        # the OpenAPI parameters.
+        bad = {"max_requested_at": "x", "method": "1", "offset": "-1", "limit": "0"}
+        r = await client.get(URL, params=bad, headers=auth(ls.reseller))
+        assert r.status_code == 400
+        assert list(r.json()["errors"]) == ["limit", "offset", "method", "max_requested_at"]
+
 
 class TestScoping:
     async def _traffic(self, client: httpx.AsyncClient, ls: Landscape) -> None:

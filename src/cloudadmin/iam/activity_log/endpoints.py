@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -16,17 +17,26 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Activity log"])
 
 
+@dataclass(frozen=True, slots=True)
+class LogPage:
+    """The list's page, a dependency declared before the filters (LogFilter): FastAPI
+    checks dependencies in order, so a 400 names ``limit`` and ``offset`` first, as the
+    parameters are documented."""
+
+    limit: Annotated[int, Query(ge=1, le=1000)] = 25
+    offset: Annotated[PageOffset, Query()] = 0
+
+
 @router.get("/iam/activity_log/requests", summary="List logged API requests")
 async def list_activity_log_requests(
     request: Request,
     session: Session,
     caller: CurrentCaller,
+    page: Annotated[LogPage, Depends()],
     flt: Annotated[LogFilter, Depends()],
-    limit: Annotated[int, Query(ge=1, le=1000)] = 25,
-    offset: Annotated[PageOffset, Query()] = 0,
 ) -> ActivityLogPage:
     return await service.list_requests(
-        session, caller, flt, limit=limit, offset=offset, url=request.url
+        session, caller, flt, limit=page.limit, offset=page.offset, url=request.url
     )
 
 
