@@ -51,6 +51,9 @@ class Addendum(Base):
         Index("ix_addendums_product_id_status_id", "product_id", "status", "id"),
         # creation ranges: their ids without reading the rows; ordering=created_at, id.
         Index("ix_addendums_created_at_id", "created_at", "id"),
+        # plan and product name searches walk the few distinct names here (PostgreSQL).
+        Index("ix_addendums_plan_name_folded", "plan_name_folded"),
+        Index("ix_addendums_product_name_folded", "product_name_folded"),
     )
 
 
