@@ -35,6 +35,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import Compiled
 from sqlalchemy.sql.sqltypes import TupleType
@@ -221,8 +222,19 @@ def _driver_arguments(entry: _Entry, params: Mapping[str, Any] | None) -> tuple[
     return state.statement, args
 
 
+async def _pooled_connection(conn: AsyncConnection) -> PoolProxiedConnection:
+    """The pooled connection ``conn`` holds. ``get_raw_connection`` hops into a greenlet
+    to read it (15 µs of CPU, three times a list request); a connection that is neither
+    closed nor invalidated holds it already, and ``Connection.connection`` then does no
+    I/O (it reconnects only an invalidated one, which needs the greenlet)."""
+    sync = conn.sync_connection
+    if sync is not None and not sync.invalidated and not sync.closed:
+        return sync.connection
+    return await conn.get_raw_connection()
+
+
 async def _run_on_driver(conn: AsyncConnection, sql: str, args: list[Any]) -> list[Any]:
-    fairy = await conn.get_raw_connection()
+    fairy = await _pooled_connection(conn)
     driver: Any = fairy.driver_connection
     if conn.dialect.name == "postgresql":
         return list(await driver.fetch(sql, *args))

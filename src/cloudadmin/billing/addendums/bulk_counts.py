@@ -31,11 +31,16 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
     await conn.execute(text("DELETE FROM addendum_counts"))
     await conn.execute(text("DELETE FROM addendum_totals"))
     await conn.execute(text("DELETE FROM addendum_days"))
+    # Key order, so that one client's rows (its list's count) share a few pages: in
+    # the GROUP BY's hash order a client of 8,000 addendums had 715 rows on 611 pages,
+    # and summing them cost 1.4 ms against 0.2 ms in key order (EXPLAIN ANALYZE, 1M
+    # rows); the planner also judged a company search's per-client index scans dear
+    # and read all 495,000 rows instead (65 ms).
     await conn.execute(
         text(
             "INSERT INTO addendum_counts (client_id, reseller_key, status, product_id, shard, n) "
             "SELECT client_id, coalesce(reseller_id, -1), status, product_id, id % 16, count(*) "
-            "FROM addendums GROUP BY 1, 2, 3, 4, 5"
+            "FROM addendums GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
         )
     )
     await conn.execute(

@@ -239,14 +239,19 @@ def _values_containing(folded: Any, name: str) -> Any:
     return func.coalesce(found, literal_column("'{}'"))
 
 
-def _named_clients(client_id: Any) -> ColumnElement[bool]:
-    """``client_id`` is a client whose current company name contains the value: matched
-    in the clients table (kept folded there, and indexed by trigrams on PostgreSQL:
-    migration 0018), so that a rename shows at once."""
-    named = select(C.id).where(
-        C.company_name_folded.contains(_p("company_name"), escape=_LIKE_ESCAPE)
+def company_named(client: Any) -> ColumnElement[bool]:
+    """The client (columns of ``clients`` or of an alias of it) has a current company
+    name that contains the value: matched in the clients table (kept folded there, and
+    indexed by trigrams on PostgreSQL: migration 0018), so that a rename shows at once."""
+    condition: ColumnElement[bool] = client.company_name_folded.contains(
+        _p("company_name"), escape=_LIKE_ESCAPE
     )
-    condition: ColumnElement[bool] = client_id.in_(named.scalar_subquery())
+    return condition
+
+
+def _named_clients(client_id: Any) -> ColumnElement[bool]:
+    """``client_id`` is a client whose company name contains the value."""
+    condition: ColumnElement[bool] = client_id.in_(select(C.id).where(company_named(C)))
     return condition
 
 
@@ -498,6 +503,8 @@ def counts_where(
 
 @lru_cache(maxsize=64)
 def counts_clauses(shape: CountsShape) -> tuple[ColumnElement[bool], ...]:
+    """The conditions on ``addendum_counts`` rows; the company name is not among them
+    (its clients are summed one by one: repository.counts_statement)."""
     c, dialect = COUNTS, shape.dialect
     out: list[ColumnElement[bool]] = []
     if shape.reseller_scope:
@@ -510,6 +517,4 @@ def counts_clauses(shape: CountsShape) -> tuple[ColumnElement[bool], ...]:
         out.append(in_list(c.client_id, "client_id", dialect))
     if shape.reseller:
         out.append(in_list(c.reseller_key, "reseller_key", dialect))
-    if shape.company:
-        out.append(_named_clients(c.client_id))
     return tuple(out)

@@ -18,6 +18,7 @@ from cloudadmin.billing.addendums.filters import (
     Shape,
     Where,
     clauses,
+    company_named,
     counts_clauses,
     in_list,
 )
@@ -173,7 +174,27 @@ async def table_rows(conn: AsyncConnection) -> int:
 
 @lru_cache(maxsize=64)
 def counts_statement(shape: CountsShape) -> driver.Static:
-    return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0)).where(*counts_clauses(shape)))
+    rows_of = counts_clauses(shape)
+    if not shape.company:
+        return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0)).where(*rows_of))
+    # A company search sums the counter rows of each named client in turn: a correlated
+    # subquery is an index range of the counters' key per client whatever the planner
+    # estimates (written as ``client_id IN (named clients)``, PostgreSQL hashed the
+    # clients and read all 495,000 counter rows when they were not in key order: 65 ms
+    # against 2 ms). An alias, so that the sum embedded in a page statement that joins
+    # ``clients`` (counted_page) cannot correlate to that join's clients.
+    named = clients.alias("named_clients")
+    per_client = (
+        select(func.sum(COUNTS.n))
+        .where(COUNTS.client_id == named.c.id, *rows_of)
+        .correlate(named)
+        .scalar_subquery()
+    )
+    return driver.Static(
+        select(func.coalesce(func.sum(per_client), 0))
+        .select_from(named)
+        .where(company_named(named.c))
+    )
 
 
 async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]) -> int:
