@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine, create_sessionmaker
+from cloudadmin.importer import fast_json
 from cloudadmin.importer.catalogue import record_count
 from cloudadmin.importer.loader import LoadReport, load_document
 from cloudadmin.importer.problems import LoadError, Problem
@@ -36,6 +37,19 @@ def read_source(source: str) -> str:
     if source == "-":
         return sys.stdin.read()
     return Path(source).read_text(encoding="utf-8")
+
+
+def read_document(source: str) -> Any:
+    """The parsed document of FILE (or "-" for stdin).
+
+    A file is parsed by the faster parser when it can (importer/fast_json.py);
+    otherwise, and for stdin, it is read and parsed as text, so the result and
+    every error message are those of ``json.loads``."""
+    if source != "-":
+        document = fast_json.parse_bytes(Path(source).read_bytes())
+        if document is not fast_json.NOT_PARSED:
+            return document
+    return parse_document(read_source(source))
 
 
 async def load_into(
@@ -86,7 +100,7 @@ def run_load(
             # for the parse, and then the document is frozen out of its reach.
             gc.disable()
             try:
-                document = parse_document(read_source(source))
+                document = read_document(source)
                 gc.freeze()
             finally:
                 gc.enable()
