@@ -25,6 +25,10 @@ For SQLite and (when it answers) a fresh PostgreSQL database:
      request, which prices the service's per-GET log write. Before it is measured, its
      answers are checked equal to the service's on the mix and on every filter and
      ordering (``--no-check`` skips that);
+   - with ``--before SRC=URL`` (PostgreSQL), ``before``: the service of another tree
+     (SRC, its src/ directory) against its own copy of the database (URL, at that
+     code's schema; ``CREATE DATABASE copy TEMPLATE loaded``, then the later
+     migrations undone), measured in the same rounds: before and after at one hour;
 5. prints requests/s, p50 and p99 per query for each app (the median of ``--rounds``),
    then a Markdown table: the service's req/s, p50, p99, each peer's req/s and the
    service's throughput as a share of it (cloudadmin / same-SQL ceiling, cloudadmin /
@@ -50,7 +54,8 @@ The operator's API key comes from the document (``1_bench-operator``).
 Flags: --rows, --accounts (the document); --seconds, --warmup, --connections, --rounds
 (the measurement); --raw read,all,nolog|none, --obvious plain,log|none, --no-check (the
 peers); --pin SERVER_CPU,LOAD_CPU|none; --only sqlite|postgresql; --queries WORDS;
---database-url URL, --keep (reuse a loaded database); --smoke.
+--database-url URL, --keep (reuse a loaded database); --before SRC=URL (another tree's
+service in the same rounds, on its own copy of the database); --smoke.
 """
 
 from __future__ import annotations
@@ -432,10 +437,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def service_env(url: str, tmp: Path) -> dict[str, str]:
+def service_env(url: str, tmp: Path, src: Path = CLOUDADMIN_SRC) -> dict[str, str]:
     # The cloudadmin this interpreter imports (PYTHONPATH, then the installed one) is the
     # one measured: its directory goes first on the children's path, whatever their cwd.
-    path = os.pathsep.join(p for p in (str(CLOUDADMIN_SRC), os.environ.get("PYTHONPATH")) if p)
+    # (--before measures another tree's src/ the same way.)
+    path = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH")) if p)
     return {
         **os.environ,
         "PYTHONPATH": path,
@@ -445,6 +451,24 @@ def service_env(url: str, tmp: Path) -> dict[str, str]:
         "CLOUDADMIN_RUN_DISPATCHER": "false",
         "CLOUDADMIN_LOG_LEVEL": "WARNING",
     }
+
+
+def before_env(before: str, tmp: Path) -> dict[str, str]:
+    """The environment of the service of another tree (``--before SRC=URL``): its src/
+    first on the path, its own copy of the database (at that code's schema, which may be
+    older than this one's), its own data directory."""
+    src, _, url = before.partition("=")
+    data = tmp / "before"
+    data.mkdir(exist_ok=True)
+    env = service_env(url, data, Path(src).resolve())
+    subprocess.run(
+        [sys.executable, "-m", "cloudadmin", "migrate"],
+        env=env,
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
+    return env
 
 
 def load(url: str, document: Path, tmp: Path) -> float:
@@ -568,9 +592,17 @@ def report(
         flush=True,
     )
     # The summary: every peer named in the columns, "n/a" where it did not run.
-    cols = "".join(f" {peer} req/s | ÷ {peer} |" for peer in peers)
+    # The code before a change (--before) shows its latencies too.
+    latencies = {"before"}
+    cols = "".join(
+        f" {peer} req/s |"
+        + (f" {peer} p50 | {peer} p99 |" if peer in latencies else "")
+        + f" ÷ {peer} |"
+        for peer in peers
+    )
     print(f"\n| query | conns | cloudadmin req/s | p50 ms | p99 ms |{cols} count |")
-    print("|---|---|---|---|---|" + "---|---|" * len(peers) + "---|")
+    width = sum(4 if peer in latencies else 2 for peer in peers)
+    print("|---|---|---|---|---|" + "---|" * width + "---|")
     for label, target in targets:
         query = target.partition("?")[2]
         count = counts.get(query) if target.startswith(PATH) else None
@@ -580,9 +612,12 @@ def report(
             for peer in peers:
                 r = points[peer].get((label, n)) if peer in points else None
                 if r is None or not r.rate:
-                    line += " n/a | n/a |"
+                    line += " n/a |" * (4 if peer in latencies else 2)
                 else:
-                    line += f" {_fmt(r.rate)} | {s.rate / r.rate:.2f}× |"
+                    line += f" {_fmt(r.rate)} |"
+                    if peer in latencies:
+                        line += f" {_fmt(r.p50)} | {_fmt(r.p99)} |"
+                    line += f" {s.rate / r.rate:.2f}× |"
             print(f"{line} {f'{count:,}' if count is not None else ''} |", flush=True)
     print(flush=True)
 
@@ -629,23 +664,21 @@ def run_database(
     levels = args.connections
     server_cpu = args.pin[0] if args.pin else None
 
-    apps: dict[str, tuple[list[str], dict[str, str]]] = {
-        "service": (
-            [
-                sys.executable,
-                "-m",
-                "cloudadmin",
-                "serve",
-                "--workers",
-                "1",
-                "--host",
-                HOST,
-                "--port",
-                "{port}",
-            ],
-            service_env(url, tmp),
-        ),
-    }
+    serve = [
+        sys.executable,
+        "-m",
+        "cloudadmin",
+        "serve",
+        "--workers",
+        "1",
+        "--host",
+        HOST,
+        "--port",
+        "{port}",
+    ]
+    apps: dict[str, tuple[list[str], dict[str, str]]] = {"service": (serve, service_env(url, tmp))}
+    if args.before and postgres:
+        apps["before"] = (serve, before_env(args.before, tmp))
     uvicorn = [
         sys.executable,
         "-m",
@@ -708,6 +741,8 @@ def run_database(
                 results[app].setdefault(key, []).append(result)
     peers = [f"raw {m}" for m in ("read", "nolog", "all")] + ["obvious", "obvious+log"]
     peers = [p for p in peers if p in results or p in ("raw all", "obvious")]
+    if "before" in results:
+        peers.insert(0, "before")
     report(name, targets, levels, results, recorded.counts, peers)
 
 
@@ -775,6 +810,13 @@ def main() -> None:
         help="keep the database loaded by this run (PostgreSQL: not dropped; "
         "SQLite: a file outside the run's temporary directory) and print "
         "its URL, for --database-url",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="SRC=URL",
+        help="PostgreSQL: also measure, in the same rounds, the service of another tree "
+        "(its src/ directory) against its own copy of the loaded database (at that code's "
+        "schema): a before/after comparison at the same hour",
     )
     parser.add_argument(
         "--smoke",
