@@ -461,6 +461,12 @@ def before_env(before: str, tmp: Path) -> dict[str, str]:
     data = tmp / "before"
     data.mkdir(exist_ok=True)
     env = service_env(url, data, Path(src).resolve())
+    migrate(env)
+    return env
+
+
+def migrate(env: dict[str, str]) -> None:
+    """``cloudadmin migrate`` of the code and database ``env`` names."""
     subprocess.run(
         [sys.executable, "-m", "cloudadmin", "migrate"],
         env=env,
@@ -468,7 +474,6 @@ def before_env(before: str, tmp: Path) -> dict[str, str]:
         capture_output=True,
         cwd=ROOT,
     )
-    return env
 
 
 def load(url: str, document: Path, tmp: Path) -> float:
@@ -640,13 +645,7 @@ def run_database(
             asyncio.run(vacuum(url))
     else:
         # Brought up to this code's schema first: the SQL is recorded before serve starts.
-        subprocess.run(
-            [sys.executable, "-m", "cloudadmin", "migrate"],
-            env=service_env(url, tmp),
-            check=True,
-            capture_output=True,
-            cwd=ROOT,
-        )
+        migrate(service_env(url, tmp))
     postgres = url.startswith("postgresql")
     obvious = args.obvious if postgres else []
     recorded = asyncio.run(record_sql(url, tmp, check=bool(obvious) and args.check))
@@ -664,37 +663,13 @@ def run_database(
     levels = args.connections
     server_cpu = args.pin[0] if args.pin else None
 
-    serve = [
-        sys.executable,
-        "-m",
-        "cloudadmin",
-        "serve",
-        "--workers",
-        "1",
-        "--host",
-        HOST,
-        "--port",
-        "{port}",
-    ]
+    listen = ["--workers", "1", "--host", HOST, "--port", "{port}"]
+    serve = [sys.executable, "-m", "cloudadmin", "serve", *listen]
     apps: dict[str, tuple[list[str], dict[str, str]]] = {"service": (serve, service_env(url, tmp))}
     if args.before and postgres:
         apps["before"] = (serve, before_env(args.before, tmp))
-    uvicorn = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--app-dir",
-        str(BENCH),
-        "--workers",
-        "1",
-        "--host",
-        HOST,
-        "--port",
-        "{port}",
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
+    uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", str(BENCH), *listen]
+    uvicorn += ["--log-level", "warning", "--no-access-log"]
     for mode in args.raw:
         apps[f"raw {mode}"] = (
             uvicorn + ["raw_addendums_app:app"],
