@@ -19,6 +19,7 @@ from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
+from tests.routed_apps import routed_app
 from tests.scheduling import in_lane
 
 # Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly; schedules the
@@ -90,7 +91,7 @@ def dialect(database_url: str) -> str:
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
     await empty_all_tables(database_url, settings)
-    application = create_app(settings)
+    application = routed_app(create_app(settings), settings)
     yield application
     await app_state(application).engine.dispose()
 
