@@ -80,6 +80,9 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         secret_key="test-secret-key",
         data_dir=tmp_path / "data",
         outbound_allow=OUTBOUND_ALLOW,
+        # A read's log row is written with its request: tests read the table right after.
+        # Rows written in batches: tests/iam/test_activity_log_batches.py.
+        activity_log_read_batch_ms=0,
     )
 
 

@@ -132,6 +132,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
+        await app_state(app).request_log.close()
         await app_state(app).throttle.close()
         await app_state(app).engine.dispose()
         metrics_page.forget_this_process(settings)
@@ -159,7 +160,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         throttle=Throttle.from_settings(settings),
         secret_box=SecretBox(settings.resolved_secret_key()),
         outbound=Outbound.from_settings(settings),
-        request_log=recorder.record,
+        request_log=recorder.RequestRecorder(
+            read_engine, settings.activity_log_read_batch_ms / 1000
+        ),
         note_failed_login=partial(mail.note_failed_login, sessionmaker),
     ).install(app)
     DB_POOL_SIZE.set(settings.db_pool_size)

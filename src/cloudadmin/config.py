@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     # Test each pooled connection with a round trip before use. Off: a connection found
     # dead invalidates the pool; a read is retried once, a write answers 503.
     db_pre_ping: bool = False
+    # PostgreSQL: milliseconds a read's activity-log row may wait in its process to be
+    # written with the other reads' rows of that moment, in one statement
+    # (docs/activity-log.md, "Durability"); 0 writes each row with its request.
+    activity_log_read_batch_ms: int = Field(default=20, ge=0, le=1000)
     # Uploaded branding files; default <data_dir>/blobs. Several machines must share it
     # (a network file system), like they share the database.
     blob_dir: Path | None = None

@@ -7,14 +7,25 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from cloudadmin.auth.deps import CurrentCaller, Session
+from cloudadmin.auth.app_state import app_state
+from cloudadmin.auth.deps import Connection, CurrentCaller, Session
 from cloudadmin.iam.activity_log import service
 from cloudadmin.iam.activity_log.repository import LogFilter
 from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
 from cloudadmin.kit.ints import INT64_MAX, PageOffset
 from cloudadmin.web.route import ApiRoute
 
-router = APIRouter(route_class=ApiRoute, tags=["Activity log"])
+
+async def _reads_written(request: Request, conn: Connection) -> None:
+    """The rows of this process's reads that wait to be written in a batch are written
+    first, on the request's own connection: a caller reads the log of the requests it
+    has just made (docs/activity-log.md, "Durability")."""
+    await app_state(request.app).request_log.write_waiting(conn)
+
+
+router = APIRouter(
+    route_class=ApiRoute, tags=["Activity log"], dependencies=[Depends(_reads_written)]
+)
 
 
 @dataclass(frozen=True, slots=True)
