@@ -10,6 +10,7 @@ from cloudadmin.auth.scoping import visible_accounts
 from cloudadmin.db import locking
 from cloudadmin.db.filters import sliced
 from cloudadmin.db.models import Client, Group, User
+from cloudadmin.kit.crypto import hash_password
 
 
 async def get_group(session: AsyncSession, group_id: int) -> Group | None:
@@ -18,17 +19,17 @@ async def get_group(session: AsyncSession, group_id: int) -> Group | None:
 
 async def add_user(
     session: AsyncSession,
-    *,
     account: Client,
-    email: str,
-    password_hash: str,
     group: Group,
+    *,
+    email: str,
+    password: str,
     name: str | None = None,
     phone: str | None = None,
     lang: str = "en",
-    user_type: str = "common",
 ) -> User:
-    """An activated user who may authenticate at once (with a key created for it)."""
+    """An activated user who may authenticate at once (with a key created for it). Only
+    a hash of ``password`` is stored; a reseller account's users are of type reseller."""
     user = User(
         email=email,
         name=name,
@@ -41,10 +42,10 @@ async def add_user(
         sso_auth=False,
         two_fa=False,
         auth_types=["password"],
-        user_type=user_type,
+        user_type="reseller" if account.is_reseller else "common",
         is_active=True,
         superuser=False,
-        password_hash=password_hash,
+        password_hash=hash_password(password),
         groups=[group],
     )
     session.add(user)
