@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import visible_accounts
 from cloudadmin.db import locking
-from cloudadmin.db.filters import sliced
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Client, Group, User
 from cloudadmin.kit.crypto import hash_password
 
@@ -63,12 +63,7 @@ def _live_users() -> Select[User, Client]:
 
 
 async def count_account_users(session: AsyncSession, account_id: int) -> int:
-    stmt = (
-        select(func.count())
-        .select_from(User)
-        .where(User.client_id == account_id, User.deleted.is_(False))
-    )
-    return int((await session.execute(stmt)).scalar_one())
+    return await count_rows(session, User, User.client_id == account_id, User.deleted.is_(False))
 
 
 async def account_users_page(
