@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy import MetaData, Table
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import MetaData, String, Table, Text
 from sqlalchemy.orm import DeclarativeBase
+
+from cloudadmin.db.types import Email, LongText, Str255, Url, UTCDateTime
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -16,6 +21,14 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # The SQL type of a column declared by its annotation alone (db/types.py).
+    type_annotation_map: dict[Any, Any] = {
+        datetime: UTCDateTime(),
+        Str255: String(255),
+        Email: String(254),
+        LongText: Text(),
+        Url: String(2048),
+    }
 
 
 def table_of(model: type[Base]) -> Table:

@@ -1,11 +1,14 @@
-"""Conditions of the lists' filters, and the slice of a list a page shows."""
+"""Conditions of the lists' filters, the slice of a list a page shows, and its count."""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select
+from sqlalchemy import ColumnElement, FromClause, Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import QueryableAttribute
+
+from cloudadmin.db.base import Base
 
 _Stmt = TypeVar("_Stmt", bound="Select[*tuple[Any, ...]]")
 
@@ -20,3 +23,12 @@ def sliced(stmt: _Stmt, *, limit: int | None, offset: int) -> _Stmt:
     """``stmt`` from its row ``offset`` on, at most ``limit`` rows (all when None)."""
     stmt = stmt.offset(offset)
     return stmt if limit is None else stmt.limit(limit)
+
+
+async def count_rows(
+    session: AsyncSession, source: type[Base] | FromClause, *where: ColumnElement[bool]
+) -> int:
+    """``SELECT count(*) FROM source WHERE where``: how long a list is, of which a page
+    shows a slice. ``source`` is a model, or the subquery of a list's statement."""
+    stmt = select(func.count()).select_from(source).where(*where)
+    return int((await session.execute(stmt)).scalar_one())

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Integer, TypeDecorator
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Integer, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import mapped_column
 
 # SQLite only makes "INTEGER PRIMARY KEY" an auto-incrementing rowid alias.
 BigIntId = BigInteger().with_variant(Integer(), "sqlite")
@@ -48,3 +49,21 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# The column types the models repeat, named once. ``Str255``, ``Email``, ``LongText``
+# and ``Url`` are SQL types by db.base.Base.type_annotation_map (which also makes every
+# ``Mapped[datetime]`` a UTCDateTime and leaves ``Mapped[int]`` an Integer), so that
+# ``name: Mapped[Str255 | None]`` declares a nullable VARCHAR(255); the others carry
+# their whole column.
+Str255 = Annotated[str, 255]
+Email = Annotated[str, 254]  # the longest address SMTP carries
+LongText = Annotated[str, "text"]
+Url = Annotated[str, 2048]  # a URL, or the path and query of one
+
+IntKey = Annotated[int, mapped_column(Integer, primary_key=True)]
+BigIntKey = Annotated[int, mapped_column(BigIntId, primary_key=True)]
+# A key (or a part of one) the writer gives, never numbered by the database.
+GivenIntKey = Annotated[int, mapped_column(Integer, primary_key=True, autoincrement=False)]
+FalseByDefault = Annotated[bool, mapped_column(Boolean, default=False)]
+TrueByDefault = Annotated[bool, mapped_column(Boolean, default=True)]

@@ -106,6 +106,12 @@ def describe(doc: str) -> str:
     return "\n\n".join(paragraph.replace("\n", " ") for paragraph in paragraphs)
 
 
+def answers(status: int, description: str) -> dict[str, Any]:
+    """A route's status code with its documented description, as keyword arguments of
+    the route's decorator: ``@router.put(path, **answers(204, "Changed."))``."""
+    return {"status_code": status, "responses": {status: {"description": description}}}
+
+
 def _returns_nothing(endpoint: Callable[..., Any]) -> bool:
     """Declared ``-> None`` (the string "None" under ``from __future__ import annotations``)."""
     returns = getattr(endpoint, "__annotations__", {}).get("return", Ellipsis)

@@ -16,6 +16,9 @@ from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Addendums"])
 
+# The list's filters and paging, validated from the query string in one call.
+Filters = Annotated[AddendumQuery, Depends(query_model(AddendumQuery))]
+
 
 @router.get(
     "/billing/org/v1/addendums",
@@ -26,7 +29,7 @@ async def list_addendums(
     request: Request,
     conn: Connection,
     caller: CurrentCaller,
-    query: Annotated[AddendumQuery, Depends(query_model(AddendumQuery))],
+    query: Filters,
 ) -> Response:
     # Serialised once from plain dicts: response_model documents the shape, and
     # re-validating up to 100 nested models per page would cost more than the SQL

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import AmqpSubscription, Client
 
 
@@ -46,6 +47,6 @@ async def list_visible(
     stmt = _visible(caller)
     if client_id is not None:
         stmt = stmt.where(AmqpSubscription.client_id == client_id)
-    count = await session.execute(select(func.count()).select_from(stmt.subquery()))
+    count = await count_rows(session, stmt.subquery())
     rows = await session.execute(stmt.order_by(AmqpSubscription.id).limit(limit).offset(offset))
-    return int(count.scalar_one()), [r[0] for r in rows.all()]
+    return count, [r[0] for r in rows.all()]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import LifecyclePolicy
 
 
@@ -25,7 +26,7 @@ async def list_in(
     session: AsyncSession, project_id: int, region_id: int, *, limit: int, offset: int
 ) -> tuple[int, Sequence[LifecyclePolicy]]:
     conds = [LifecyclePolicy.project_id == project_id, LifecyclePolicy.region_id == region_id]
-    count = await session.execute(select(func.count()).select_from(LifecyclePolicy).where(*conds))
+    count = await count_rows(session, LifecyclePolicy, *conds)
     rows = await session.execute(
         select(LifecyclePolicy)
         .where(*conds)
@@ -33,4 +34,4 @@ async def list_in(
         .limit(limit)
         .offset(offset)
     )
-    return int(count.scalar_one()), rows.scalars().all()
+    return count, rows.scalars().all()

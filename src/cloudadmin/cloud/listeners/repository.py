@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import Listener
 from cloudadmin.db.results import rows_matched
 
@@ -38,7 +39,7 @@ async def list_in(
     conds = [Listener.project_id == project_id, Listener.region_id == region_id]
     if load_balancer_id is not None:
         conds.append(Listener.load_balancer_id == load_balancer_id)
-    count = await session.execute(select(func.count()).select_from(Listener).where(*conds))
+    count = await count_rows(session, Listener, *conds)
     rows = await session.execute(
         select(Listener)
         .where(*conds)
@@ -46,7 +47,7 @@ async def list_in(
         .limit(limit)
         .offset(offset)
     )
-    return int(count.scalar_one()), rows.scalars().all()
+    return count, rows.scalars().all()
 
 
 async def rename_if_unlocked(

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ColumnElement, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import UserActionEvent, UserActionResource
 
 
@@ -58,8 +59,7 @@ def _conditions(scope: list[ColumnElement[bool]], f: LogFilter) -> list[ColumnEl
 
 
 async def count(session: AsyncSession, scope: list[ColumnElement[bool]], f: LogFilter) -> int:
-    stmt = select(func.count()).select_from(UserActionEvent).where(*_conditions(scope, f))
-    return int((await session.execute(stmt)).scalar_one())
+    return await count_rows(session, UserActionEvent, *_conditions(scope, f))
 
 
 async def page(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import User
 
 
@@ -16,8 +17,8 @@ async def list_of_account(
     conds = [User.client_id == account_id, User.deleted.is_(False)]
     if user_id is not None:
         conds.append(User.id == user_id)
-    count = await session.execute(select(func.count()).select_from(User).where(*conds))
+    count = await count_rows(session, User, *conds)
     rows = await session.execute(
         select(User).where(*conds).order_by(User.id).limit(limit).offset(offset)
     )
-    return int(count.scalar_one()), rows.scalars().all()
+    return count, rows.scalars().all()

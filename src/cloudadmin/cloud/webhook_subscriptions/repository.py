@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
+from cloudadmin.db.filters import count_rows
 from cloudadmin.db.models import WebhookSubscription
 
 
@@ -21,6 +22,6 @@ async def list_visible(
     session: AsyncSession, caller: Caller, *, limit: int, offset: int
 ) -> tuple[int, Sequence[WebhookSubscription]]:
     stmt = select(WebhookSubscription).where(caller_scope(caller, WebhookSubscription.client_id))
-    count = await session.execute(select(func.count()).select_from(stmt.subquery()))
+    count = await count_rows(session, stmt.subquery())
     rows = await session.execute(stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset))
-    return int(count.scalar_one()), list(rows.scalars())
+    return count, list(rows.scalars())

@@ -5,12 +5,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, func, text
+from sqlalchemy import Column, Index, Integer, String, Table, Text, func, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import JSONType, UTCDateTime, utcnow
+from cloudadmin.db.models._fk import AccountRef, fk
+from cloudadmin.db.types import (
+    Email,
+    FalseByDefault,
+    GivenIntKey,
+    IntKey,
+    JSONType,
+    LongText,
+    Str255,
+    TrueByDefault,
+    UTCDateTime,
+    utcnow,
+)
 from cloudadmin.kit.caseless import fold
 
 # The fixed groups of the real system: id -> name.
@@ -28,7 +39,7 @@ ENGINEERS = 5
 class Group(Base):
     __tablename__ = "groups"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    id: Mapped[GivenIntKey]
     name: Mapped[str] = mapped_column(String(150), unique=True)
 
 
@@ -45,11 +56,11 @@ class Client(Base):
 
     __tablename__ = "clients"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    email: Mapped[str] = mapped_column(String(254))
-    name: Mapped[str | None] = mapped_column(String(255))
+    id: Mapped[IntKey]
+    email: Mapped[Email]
+    name: Mapped[Str255 | None]
     status: Mapped[str] = mapped_column(String(20), default="active")
-    company_name: Mapped[str] = mapped_column(String(255))
+    company_name: Mapped[Str255]
     # The name as compared for uniqueness (docs/iam.md): set with company_name, below for
     # ORM writes and by the importer's rows; fold() is the same on both databases.
     company_name_folded: Mapped[str] = mapped_column(Text, index=True)
@@ -62,21 +73,21 @@ class Client(Base):
     service_availability: Mapped[dict[str, bool]] = mapped_column(
         JSONType, default=dict, server_default=text("'{}'")
     )
-    entry_base_domain: Mapped[str | None] = mapped_column(String(255))
-    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    entry_base_domain: Mapped[Str255 | None]
+    deleted: Mapped[FalseByDefault]
     bill_type: Mapped[str] = mapped_column(String(50), default="postpaid")
-    is_test: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_test: Mapped[FalseByDefault]
     phone: Mapped[str | None] = mapped_column(String(50))
-    website: Mapped[str | None] = mapped_column(String(255))
+    website: Mapped[Str255 | None]
     signup_process: Mapped[str | None] = mapped_column(String(20))
-    custom_id: Mapped[str | None] = mapped_column(String(255))
+    custom_id: Mapped[Str255 | None]
     country_code: Mapped[str | None] = mapped_column(String(2))
     seller_id: Mapped[int | None] = mapped_column(
         Integer, fk("sellers.id", ondelete="SET NULL", use_alter=True), index=True
     )
-    reseller_id: Mapped[int | None] = mapped_column(Integer, fk("clients.id"), index=True)
+    reseller_id: Mapped[AccountRef | None]
     client_type: Mapped[str] = mapped_column(String(20), default="common")
-    owner: Mapped[int | None] = mapped_column(Integer)
+    owner: Mapped[int | None]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     @property
@@ -93,22 +104,22 @@ class Client(Base):
 class User(Base):
     __tablename__ = "users"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    email: Mapped[str] = mapped_column(String(254))
-    name: Mapped[str | None] = mapped_column(String(255))
+    id: Mapped[IntKey]
+    email: Mapped[Email]
+    name: Mapped[Str255 | None]
     lang: Mapped[str] = mapped_column(String(2), default="en")
     phone: Mapped[str | None] = mapped_column(String(50))
-    company: Mapped[str | None] = mapped_column(String(255))
-    client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), index=True)
-    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
-    activated: Mapped[bool] = mapped_column(Boolean, default=True)
-    sso_auth: Mapped[bool] = mapped_column(Boolean, default=False)
-    two_fa: Mapped[bool] = mapped_column(Boolean, default=False)
+    company: Mapped[Str255 | None]
+    client_id: Mapped[AccountRef]
+    deleted: Mapped[FalseByDefault]
+    activated: Mapped[TrueByDefault]
+    sso_auth: Mapped[FalseByDefault]
+    two_fa: Mapped[FalseByDefault]
     auth_types: Mapped[list[str]] = mapped_column(JSONType, default=lambda: ["password"])
     user_type: Mapped[str] = mapped_column(String(20), default="common")
-    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
-    superuser: Mapped[bool] = mapped_column(Boolean, default=False)
-    password_hash: Mapped[str | None] = mapped_column(Text)
+    is_active: Mapped[TrueByDefault]
+    superuser: Mapped[FalseByDefault]
+    password_hash: Mapped[LongText | None]
     date_joined: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     client: Mapped[Client] = relationship(lazy="raise")
@@ -132,18 +143,18 @@ class ApiKey(Base):
 
     __tablename__ = "api_keys"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntKey]
     user_id: Mapped[int] = mapped_column(Integer, fk("users.id"), index=True)
-    name: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[Str255 | None]
     secret_hash: Mapped[str] = mapped_column(String(128))
-    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    expires_at: Mapped[datetime | None]
+    revoked: Mapped[FalseByDefault]
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.current_timestamp()
     )
-    description: Mapped[str | None] = mapped_column(String(255))
+    description: Mapped[Str255 | None]
     # Written at most once a minute per key (auth/service.py), never per request.
-    last_usage: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_usage: Mapped[datetime | None]
     # The group the key acts with; NULL (keys of the CLI, imports): every group of its user.
     role_id: Mapped[int | None] = mapped_column(Integer, fk("groups.id"))
 

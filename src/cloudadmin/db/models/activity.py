@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Index, Integer, String, Text
+from sqlalchemy import Boolean, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.types import BigIntId, UTCDateTime
+from cloudadmin.db.types import BigIntKey, Email, LongText, Str255, Url
 
 
 class ActivityLogEntry(Base):
@@ -20,19 +20,19 @@ class ActivityLogEntry(Base):
     )
 
     # No foreign keys: the log outlives what it mentions and never blocks a request.
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
-    actions: Mapped[str] = mapped_column(String(255))
-    data: Mapped[str] = mapped_column(Text)
-    user_email: Mapped[str] = mapped_column(String(254))
-    client_id: Mapped[int] = mapped_column(Integer)
-    token_id: Mapped[int | None] = mapped_column(Integer)
-    user_id: Mapped[int] = mapped_column(Integer)
-    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    path: Mapped[str] = mapped_column(String(2048))
+    id: Mapped[BigIntKey]
+    actions: Mapped[Str255]
+    data: Mapped[LongText]
+    user_email: Mapped[Email]
+    client_id: Mapped[int]
+    token_id: Mapped[int | None]
+    user_id: Mapped[int]
+    requested_at: Mapped[datetime]
+    path: Mapped[Url]
     remote_ip_address: Mapped[str] = mapped_column(String(45))
-    host: Mapped[str] = mapped_column(String(255))
+    host: Mapped[Str255]
     method: Mapped[str] = mapped_column(String(10))
-    query_params: Mapped[str] = mapped_column(Text)
-    status_code: Mapped[int] = mapped_column(Integer)
+    query_params: Mapped[LongText]
+    status_code: Mapped[int]
     reverted: Mapped[bool] = mapped_column(Boolean)
     request_id: Mapped[str] = mapped_column(String(64))

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import BigIntId, UTCDateTime
+from cloudadmin.db.types import BigIntKey, GivenIntKey, Str255
 from cloudadmin.kit.caseless import folded_default
 
 # Folded copies kept beside the names they are computed from (kit/caseless.py).
@@ -22,22 +22,22 @@ FOLDED_COLUMNS: dict[str, str] = {
 class Addendum(Base):
     __tablename__ = "addendums"
 
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    id: Mapped[BigIntKey]
     client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"))
     payer_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
     provider_id: Mapped[int | None] = mapped_column(BigInteger)
     reseller_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
     status: Mapped[str] = mapped_column(String(10))
-    active_start: Mapped[datetime] = mapped_column(UTCDateTime)
-    active_end: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    currency_id: Mapped[int] = mapped_column(Integer)
+    active_start: Mapped[datetime]
+    active_end: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+    currency_id: Mapped[int]
     currency_char_code: Mapped[str] = mapped_column(String(3))
     currency_symbol: Mapped[str] = mapped_column(String(5))
-    plan_id: Mapped[int] = mapped_column(Integer)
-    plan_name: Mapped[str] = mapped_column(String(255))
-    product_id: Mapped[int] = mapped_column(Integer)
-    product_name: Mapped[str] = mapped_column(String(255))
+    plan_id: Mapped[int]
+    plan_name: Mapped[Str255]
+    product_id: Mapped[int]
+    product_name: Mapped[Str255]
     product_internal_name: Mapped[str] = mapped_column(String(50))
     # Caseless copies for the name filters (kit.caseless.fold); filled on insert from
     # the names, and by billing.addendums.derive_row() for upserts.
@@ -67,11 +67,11 @@ class AddendumCount(Base):
 
     __tablename__ = "addendum_counts"
 
-    client_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    client_id: Mapped[GivenIntKey]
     reseller_key: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     status: Mapped[str] = mapped_column(String(10), primary_key=True)
-    product_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    product_id: Mapped[GivenIntKey]
+    shard: Mapped[GivenIntKey]
     n: Mapped[int] = mapped_column(BigInteger)
 
 
@@ -89,8 +89,8 @@ class AddendumTotal(Base):
     __tablename__ = "addendum_totals"
 
     status: Mapped[str] = mapped_column(String(10), primary_key=True)
-    product_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    product_id: Mapped[GivenIntKey]
+    shard: Mapped[GivenIntKey]
     n: Mapped[int] = mapped_column(BigInteger)
 
 
@@ -108,8 +108,8 @@ class AddendumDay(Base):
 
     __tablename__ = "addendum_days"
 
-    day: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    day: Mapped[GivenIntKey]
+    shard: Mapped[GivenIntKey]
     n: Mapped[int] = mapped_column(BigInteger)
     min_id: Mapped[int] = mapped_column(BigInteger)
     max_id: Mapped[int] = mapped_column(BigInteger)

@@ -4,27 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Integer, String, Text
+from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import JSONType
+from cloudadmin.db.models._fk import AccountRef, fk
+from cloudadmin.db.types import FalseByDefault, GivenIntKey, IntKey, JSONType, LongText, Str255
 
 
 class Region(Base):
     __tablename__ = "regions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    name: Mapped[str] = mapped_column(String(255))
+    id: Mapped[GivenIntKey]
+    name: Mapped[Str255]
 
 
 class Project(Base):
     __tablename__ = "projects"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), index=True)
-    name: Mapped[str] = mapped_column(String(255))
+    id: Mapped[IntKey]
+    client_id: Mapped[AccountRef]
+    name: Mapped[Str255]
 
 
 class Listener(Base):
@@ -42,28 +42,28 @@ class Listener(Base):
     operating_status: Mapped[str] = mapped_column(String(20))
     pool_count: Mapped[int | None] = mapped_column(Integer, default=0)
     protocol: Mapped[str] = mapped_column(String(20))
-    protocol_port: Mapped[int] = mapped_column(Integer)
+    protocol_port: Mapped[int]
     provisioning_status: Mapped[str] = mapped_column(String(20))
-    secret_id: Mapped[str | None] = mapped_column(String(255))
+    secret_id: Mapped[Str255 | None]
     sni_secret_id: Mapped[list[str] | None] = mapped_column(JSONType)
     stats: Mapped[dict[str, int]] = mapped_column(JSONType, default=dict)
     task_id: Mapped[str | None] = mapped_column(String(36))
-    timeout_client_data: Mapped[int | None] = mapped_column(Integer)
-    timeout_member_connect: Mapped[int | None] = mapped_column(Integer)
-    timeout_member_data: Mapped[int | None] = mapped_column(Integer)
+    timeout_client_data: Mapped[int | None]
+    timeout_member_connect: Mapped[int | None]
+    timeout_member_data: Mapped[int | None]
     user_list: Mapped[list[dict[str, str]]] = mapped_column(JSONType, default=list)
 
 
 class LifecyclePolicy(Base):
     __tablename__ = "lifecycle_policies"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntKey]
     project_id: Mapped[int] = mapped_column(Integer, fk("projects.id"))
     region_id: Mapped[int] = mapped_column(Integer, fk("regions.id"))
-    name: Mapped[str] = mapped_column(String(255))
+    name: Mapped[Str255]
     action: Mapped[str] = mapped_column(String(50), default="volume_snapshot")
     status: Mapped[str] = mapped_column(String(20))
-    user_id: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int]
     schedules: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
     volumes: Mapped[list[dict[str, str]]] = mapped_column(JSONType, default=list)
 
@@ -85,10 +85,10 @@ class PriceCatalogue(Base):
 class AmqpSubscription(Base):
     __tablename__ = "amqp_subscriptions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntKey]
     client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), unique=True)
     # The whole connection string, encrypted (it carries the broker password).
-    connection_string_encrypted: Mapped[str] = mapped_column(Text)
-    exchange: Mapped[str | None] = mapped_column(String(255))
-    routing_key: Mapped[str | None] = mapped_column(String(255))
-    receive_child_client_events: Mapped[bool] = mapped_column(Boolean, default=False)
+    connection_string_encrypted: Mapped[LongText]
+    exchange: Mapped[Str255 | None]
+    routing_key: Mapped[Str255 | None]
+    receive_child_client_events: Mapped[FalseByDefault]

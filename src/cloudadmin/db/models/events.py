@@ -5,12 +5,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import BigInteger, Boolean, Index, Integer, String, Text, false
+from sqlalchemy import BigInteger, Boolean, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import BigIntId, JSONType, UTCDateTime
+from cloudadmin.db.types import (
+    BigIntKey,
+    FalseByDefault,
+    GivenIntKey,
+    JSONType,
+    LongText,
+    Str255,
+    UTCDateTime,
+)
 
 
 class UserActionEvent(Base):
@@ -30,18 +38,18 @@ class UserActionEvent(Base):
         Index("ix_user_action_events_created_at_id", "created_at", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    id: Mapped[BigIntKey]
     event_id: Mapped[str] = mapped_column(String(36), unique=True)
     # The account the action concerns, and its reseller then (for child fan-out).
-    client_id: Mapped[int] = mapped_column(Integer)
-    reseller_id: Mapped[int | None] = mapped_column(Integer)
+    client_id: Mapped[int]
+    reseller_id: Mapped[int | None]
     body: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    user_id: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime]
+    user_id: Mapped[int | None]
     action_type: Mapped[str] = mapped_column(String(50), server_default="")
     api_group: Mapped[str] = mapped_column(String(50), server_default="")
-    project_id: Mapped[int | None] = mapped_column(Integer)
-    region_id: Mapped[int | None] = mapped_column(Integer)
+    project_id: Mapped[int | None]
+    region_id: Mapped[int | None]
     source_user_ip: Mapped[str | None] = mapped_column(String(64))
     user_agent: Mapped[str | None] = mapped_column(String(512))
     # Every subscription owed the event has confirmed it (false when none was owed).
@@ -60,13 +68,13 @@ class UserActionResource(Base):
 
     __tablename__ = "user_action_resources"
 
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    id: Mapped[BigIntKey]
     event_id: Mapped[int] = mapped_column(
         BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
     )
     resource_type: Mapped[str] = mapped_column(String(64))
     resource_id: Mapped[str] = mapped_column(String(255), index=True)
-    search_field: Mapped[str | None] = mapped_column(String(255))
+    search_field: Mapped[Str255 | None]
 
 
 class SubscriptionDeliveries:
@@ -83,7 +91,7 @@ class SubscriptionDeliveries:
         name = f"ix_{cls.__tablename__}_subscription_id_delivered_id"
         return (Index(name, "subscription_id", "delivered", "id"),)
 
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    id: Mapped[BigIntKey]
     event_id: Mapped[int] = mapped_column(
         BigInteger, fk("user_action_events.id", ondelete="CASCADE"), index=True
     )
@@ -114,10 +122,10 @@ class SubscriptionDeliveryState:
         )
 
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime | None]
+    last_error: Mapped[LongText | None]
     lease_owner: Mapped[str | None] = mapped_column(String(64))
-    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_until: Mapped[datetime | None]
 
 
 class EventDelivery(SubscriptionDeliveries, Base):
@@ -141,20 +149,20 @@ class MailMessage(Base):
     __tablename__ = "mail_outbox"
     __table_args__ = (Index("ix_mail_outbox_sent_next_attempt_at", "sent", "next_attempt_at"),)
 
-    id: Mapped[int] = mapped_column(BigIntId, primary_key=True)
+    id: Mapped[BigIntKey]
     kind: Mapped[str] = mapped_column(String(30))
-    reseller_id: Mapped[int] = mapped_column(Integer)
+    reseller_id: Mapped[int]
     recipients: Mapped[list[str]] = mapped_column(JSONType)
-    subject: Mapped[str] = mapped_column(String(255))
-    body: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    sent: Mapped[bool] = mapped_column(Boolean, default=False)
-    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    subject: Mapped[Str255]
+    body: Mapped[LongText]
+    created_at: Mapped[datetime]
+    sent: Mapped[FalseByDefault]
+    sent_at: Mapped[datetime | None]
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime]
+    last_error: Mapped[LongText | None]
     lease_owner: Mapped[str | None] = mapped_column(String(64))
-    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_until: Mapped[datetime | None]
 
 
 class FailedLoginNotice(Base):
@@ -162,5 +170,5 @@ class FailedLoginNotice(Base):
 
     __tablename__ = "failed_login_notices"
 
-    key_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    last_sent_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    key_id: Mapped[GivenIntKey]
+    last_sent_at: Mapped[datetime]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Index, Integer, LargeBinary, String
+from sqlalchemy import Index, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.types import UTCDateTime
+from cloudadmin.db.types import GivenIntKey, Str255
 
 
 class IdempotencyKey(Base):
@@ -24,12 +24,12 @@ class IdempotencyKey(Base):
     __tablename__ = "idempotency_keys"
     __table_args__ = (Index("ix_idempotency_keys_created_at", "created_at"),)
 
-    account_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    account_id: Mapped[GivenIntKey]
     idempotency_key: Mapped[str] = mapped_column(String(255), primary_key=True)
     # SHA-256 (hex) of the caller, method, path, query and body.
     request_hash: Mapped[str] = mapped_column(String(64))
     claim: Mapped[str] = mapped_column(String(32))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    status_code: Mapped[int | None] = mapped_column(Integer)
-    content_type: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime]
+    status_code: Mapped[int | None]
+    content_type: Mapped[Str255 | None]
     body: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import String, Text
+from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.types import UTCDateTime, utcnow
+from cloudadmin.db.types import LongText, UTCDateTime, utcnow
 
 
 class InstanceMark(Base):
@@ -22,5 +22,5 @@ class InstanceMark(Base):
     __tablename__ = "instance_marks"
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+    value: Mapped[LongText]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

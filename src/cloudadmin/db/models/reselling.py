@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Integer, String, Text
+from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
-from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import JSONType
+from cloudadmin.db.models._fk import AccountRef, fk
+from cloudadmin.db.types import (
+    Email,
+    FalseByDefault,
+    IntKey,
+    JSONType,
+    LongText,
+    Str255,
+    TrueByDefault,
+)
 
 
 class Branding(Base):
@@ -20,17 +28,17 @@ class Branding(Base):
     public_settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     # mailServer without its password; the password is kept encrypted beside it.
     mail_server: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
-    mail_password_encrypted: Mapped[str | None] = mapped_column(Text)
-    logo_path: Mapped[str | None] = mapped_column(String(255))
-    favicon_path: Mapped[str | None] = mapped_column(String(255))
-    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    mail_password_encrypted: Mapped[LongText | None]
+    logo_path: Mapped[Str255 | None]
+    favicon_path: Mapped[Str255 | None]
+    deleted: Mapped[FalseByDefault]
 
 
 class NotificationSetting(Base):
     __tablename__ = "notification_settings"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    reseller_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), index=True)
+    id: Mapped[IntKey]
+    reseller_id: Mapped[AccountRef]
     notification_type: Mapped[str] = mapped_column(String(30))
-    email: Mapped[str] = mapped_column(String(254))
-    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    email: Mapped[Email]
+    enabled: Mapped[TrueByDefault]

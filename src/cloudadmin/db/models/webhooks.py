@@ -8,12 +8,13 @@ same way (docs/events.md).
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, String, Text
+from sqlalchemy import Integer
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
 from cloudadmin.db.models.events import SubscriptionDeliveries, SubscriptionDeliveryState
+from cloudadmin.db.types import IntKey, LongText, Str255, Url
 
 
 class WebhookSubscription(Base):
@@ -21,12 +22,12 @@ class WebhookSubscription(Base):
 
     __tablename__ = "webhook_subscriptions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[IntKey]
     client_id: Mapped[int] = mapped_column(Integer, fk("clients.id"), unique=True)
-    url: Mapped[str] = mapped_column(String(2048))
-    auth_header_name: Mapped[str] = mapped_column(String(255))
+    url: Mapped[Url]
+    auth_header_name: Mapped[Str255]
     # The header's value is a credential of the subscriber's: stored encrypted.
-    auth_header_value_encrypted: Mapped[str] = mapped_column(Text)
+    auth_header_value_encrypted: Mapped[LongText]
 
 
 class WebhookDelivery(SubscriptionDeliveries, Base):

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Query
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.filters import equal_where_given
+from cloudadmin.db.filters import count_rows, equal_where_given
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.kit.ints import Id32Filter
 from cloudadmin.kit.params import InstantQuery
@@ -62,8 +62,7 @@ def _filtered(scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> Select[in
 
 
 async def count(session: AsyncSession, scope: Sequence[ColumnElement[bool]], flt: LogFilter) -> int:
-    stmt = select(func.count()).select_from(_filtered(scope, flt).subquery())
-    return int((await session.execute(stmt)).scalar_one())
+    return await count_rows(session, _filtered(scope, flt).subquery())
 
 
 async def page(

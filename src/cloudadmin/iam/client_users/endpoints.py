@@ -3,9 +3,10 @@ account: GET, PUT, DELETE /iam/clients/{clientId}/client-users/{userId}."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Depends, Path
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.client_users import manage, service
@@ -18,7 +19,7 @@ from cloudadmin.iam.client_users.schemas import (
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32
 from cloudadmin.web.idempotency import IDEMPOTENT
-from cloudadmin.web.route import ApiRoute
+from cloudadmin.web.route import ApiRoute, answers
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 
@@ -40,42 +41,51 @@ ITEM = "/iam/clients/{clientId}/client-users/{userId}"
 UserId = Annotated[Id32, Path(description="User's ID.")]
 
 
+@dataclass(frozen=True, slots=True)
+class UserPath:
+    """One user of one account, the two path parameters of ITEM (named as in the path)."""
+
+    clientId: ClientId
+    userId: UserId
+
+
+AccountUser = Annotated[UserPath, Depends()]
+
+
 @router.get(
     ITEM,
     summary="Get user's group",
     responses={404: {"description": "User is not found in the specified account."}},
 )
 async def get_client_user_role(
-    clientId: ClientId, userId: UserId, session: Session, caller: CurrentCaller
+    user: AccountUser, session: Session, caller: CurrentCaller
 ) -> UserGroup:
     """The user's group in the account (`user_role` is left out for a user in no group).
     Anyone who sees the account."""
-    return await manage.get(session, caller, clientId, userId)
+    return await manage.get(session, caller, user.clientId, user.userId)
 
 
 @router.put(
     ITEM,
-    status_code=204,
     summary="Change user's group",
-    responses={204: {"description": "The user's group has been successfully changed."}},
+    **answers(204, "The user's group has been successfully changed."),
 )
 async def update_client_user_role(
-    clientId: ClientId, userId: UserId, body: UserGroupChange, session: Session, actor: CurrentActor
+    user: AccountUser, body: UserGroupChange, session: Session, actor: CurrentActor
 ) -> None:
     """The user is then in exactly this group. Operators, resellers (their clients and
     themselves) and client administrators; not for one's own user."""
-    await manage.change_group(session, actor, clientId, userId, body)
+    await manage.change_group(session, actor, user.clientId, user.userId, body)
 
 
 @router.delete(
     ITEM,
-    status_code=200,
     summary="Revoke user's access to account",
-    responses={200: {"description": "The user's access has been successfully revoked."}},
+    **answers(200, "The user's access has been successfully revoked."),
 )
 async def revoke_client_user_access(
-    clientId: ClientId, userId: UserId, session: Session, actor: CurrentActor
+    user: AccountUser, session: Session, actor: CurrentActor
 ) -> None:
     """A user has one account, so the user is deleted: its API keys stop authenticating at
     once. Same callers as the group change."""
-    await manage.revoke(session, actor, clientId, userId)
+    await manage.revoke(session, actor, user.clientId, user.userId)

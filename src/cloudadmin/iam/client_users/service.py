@@ -14,7 +14,6 @@ from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.clients.service import NOT_FOUND
 from cloudadmin.iam.users import repository as users
 from cloudadmin.iam.users.service import EMAIL_TAKEN, check_password
-from cloudadmin.kit.crypto import hash_password
 
 
 def invalid_role(role: Role) -> ValidationError:
@@ -43,13 +42,7 @@ async def create(
     if group is None:  # the groups table is seeded by the initial migration
         raise invalid_role(role)
     user = await users.add_user(
-        session,
-        account=account,
-        email=body.username,
-        password_hash=hash_password(body.password),
-        group=group,
-        name=body.name,
-        user_type="reseller" if account.client_type == "reseller" else "common",
+        session, account, group, email=body.username, password=body.password, name=body.name
     )
     out = ClientUser(
         name=user.name,

@@ -20,6 +20,8 @@ router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 _LIST_ANSWER: TypeAdapter[list[Client] | ClientPage] = TypeAdapter(list[Client] | ClientPage)
 
 ClientId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Account ID.")]
+# The list's filters and paging, validated from the query string in one call.
+Filters = Annotated[ClientListQuery, Depends(query_model(ClientListQuery))]
 
 
 @router.get(
@@ -31,7 +33,7 @@ async def list_clients(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    query: Annotated[ClientListQuery, Depends(query_model(ClientListQuery))],
+    query: Filters,
 ) -> Response:
     """Operators: every account; resellers: their clients. Client administrators and
     members: 403 (their own account is `GET /iam/clients/me`). Without `limit` every

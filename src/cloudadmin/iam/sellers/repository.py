@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
-from cloudadmin.db.filters import sliced
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Client, Seller
 
 
@@ -84,8 +84,7 @@ def _visible_sellers(caller: Caller, flt: SellerFilter) -> Select[Seller, Client
 
 
 async def count_visible(session: AsyncSession, caller: Caller, flt: SellerFilter) -> int:
-    stmt = select(func.count()).select_from(_visible_sellers(caller, flt).subquery())
-    return int((await session.execute(stmt)).scalar_one())
+    return await count_rows(session, _visible_sellers(caller, flt).subquery())
 
 
 async def page_visible(

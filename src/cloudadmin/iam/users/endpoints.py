@@ -12,7 +12,7 @@ from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import OffsetQuery, limit_query
 from cloudadmin.web.idempotency import IDEMPOTENT
-from cloudadmin.web.route import ApiRoute
+from cloudadmin.web.route import ApiRoute, answers
 
 router = APIRouter(route_class=ApiRoute, tags=["Users"])
 
@@ -65,9 +65,8 @@ async def update_user(
 
 @router.delete(
     "/iam/users/{userId}",
-    status_code=200,
     summary="Delete user",
-    responses={200: {"description": "User has been successfully deleted."}},
+    **answers(200, "User has been successfully deleted."),
 )
 async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> None:
     """Resellers and operators: marks the user deleted; its API keys stop authenticating

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import visible_accounts
 from cloudadmin.db import locking
-from cloudadmin.db.filters import sliced
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Client, Group, User
+from cloudadmin.kit.crypto import hash_password
 
 
 async def get_group(session: AsyncSession, group_id: int) -> Group | None:
@@ -18,17 +19,17 @@ async def get_group(session: AsyncSession, group_id: int) -> Group | None:
 
 async def add_user(
     session: AsyncSession,
-    *,
     account: Client,
-    email: str,
-    password_hash: str,
     group: Group,
+    *,
+    email: str,
+    password: str,
     name: str | None = None,
     phone: str | None = None,
     lang: str = "en",
-    user_type: str = "common",
 ) -> User:
-    """An activated user who may authenticate at once (with a key created for it)."""
+    """An activated user who may authenticate at once (with a key created for it). Only
+    a hash of ``password`` is stored; a reseller account's users are of type reseller."""
     user = User(
         email=email,
         name=name,
@@ -41,10 +42,10 @@ async def add_user(
         sso_auth=False,
         two_fa=False,
         auth_types=["password"],
-        user_type=user_type,
+        user_type="reseller" if account.is_reseller else "common",
         is_active=True,
         superuser=False,
-        password_hash=password_hash,
+        password_hash=hash_password(password),
         groups=[group],
     )
     session.add(user)
@@ -62,12 +63,7 @@ def _live_users() -> Select[User, Client]:
 
 
 async def count_account_users(session: AsyncSession, account_id: int) -> int:
-    stmt = (
-        select(func.count())
-        .select_from(User)
-        .where(User.client_id == account_id, User.deleted.is_(False))
-    )
-    return int((await session.execute(stmt)).scalar_one())
+    return await count_rows(session, User, User.client_id == account_id, User.deleted.is_(False))
 
 
 async def account_users_page(

@@ -19,7 +19,6 @@ from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.passwords import password_problems
 from cloudadmin.iam.users.schemas import ClientAndRoles, UserCreate, UserCreated
 from cloudadmin.iam.users.schemas import User as UserOut
-from cloudadmin.kit.crypto import hash_password
 
 EMAIL_TAKEN = "user with this email already exists."
 
@@ -102,14 +101,13 @@ async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserC
     await session.flush()
     user = await repository.add_user(
         session,
-        account=account,
+        account,
+        admins,
         email=body.email,
-        password_hash=hash_password(body.password),
-        group=admins,
+        password=body.password,
         name=body.name,
         phone=body.phone,
         lang=body.lang,
-        user_type="common",
     )
     await user_actions.record(
         session,

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db import locking
-from cloudadmin.db.filters import sliced
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import NotificationSetting
 
 
 async def count(session: AsyncSession, reseller_id: int) -> int:
-    stmt = (
-        select(func.count())
-        .select_from(NotificationSetting)
-        .where(NotificationSetting.reseller_id == reseller_id)
+    return await count_rows(
+        session, NotificationSetting, NotificationSetting.reseller_id == reseller_id
     )
-    return int((await session.execute(stmt)).scalar_one())
 
 
 async def page(
