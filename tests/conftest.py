@@ -29,6 +29,13 @@ pytest_plugins = ["tests.driver_guard", "tests.scheduling"]
 # The local RabbitMQ and aiosmtpd are on loopback, which the service refuses by default.
 OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 
+# Cheap argon2id for the passwords tests write, in this process and every process a test
+# starts (they inherit the environment): at the default cost (3 passes over 64 MiB) a
+# hash takes 0.1 to 0.25 s here, and the suite writes hundreds. The cost itself is
+# tested in tests/kit/test_password_hashing.py.
+os.environ.setdefault("CLOUDADMIN_PASSWORD_HASH_TIME_COST", "1")
+os.environ.setdefault("CLOUDADMIN_PASSWORD_HASH_MEMORY_KIB", "64")
+
 
 @pytest.fixture(autouse=True)
 def _one_lane_test_at_a_time(

@@ -35,6 +35,7 @@ from cloudadmin.events import mail
 from cloudadmin.iam.activity_log import recorder
 from cloudadmin.iam.reselling.branding import images
 from cloudadmin.iam.routes import routers as iam_routers
+from cloudadmin.kit import crypto
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability.metrics import DB_POOL_SIZE
@@ -167,6 +168,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ).install(app)
     DB_POOL_SIZE.set(settings.db_pool_size)
     images.limit_pillow(settings.max_image_pixels)
+    crypto.configure_password_hashing(
+        settings.password_hash_time_cost, settings.password_hash_memory_kib
+    )
 
     app.include_router(health)
     if settings.metrics_enabled:

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     # written with the other reads' rows of that moment, in one statement
     # (docs/activity-log.md, "Durability"); 0 writes each row with its request.
     activity_log_read_batch_ms: int = Field(default=20, ge=0, le=1000)
+    # argon2id cost of new password hashes (RFC 9106's second recommendation by default).
+    password_hash_time_cost: int = Field(default=3, ge=1, le=20)
+    password_hash_memory_kib: int = Field(default=65_536, ge=64, le=4_194_304)
     # Uploaded branding files; default <data_dir>/blobs. Several machines must share it
     # (a network file system), like they share the database.
     blob_dir: Path | None = None

@@ -20,7 +20,7 @@ from cloudadmin.importer.catalogue import record_count
 from cloudadmin.importer.loader import LoadReport, load_document
 from cloudadmin.importer.problems import LoadError, Problem
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress, for_stream
-from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.crypto import SecretBox, configure_password_hashing
 
 
 def parse_document(text: str) -> Any:
@@ -64,6 +64,7 @@ async def load_into(
     or a session factory; ``secret_box`` defaults to one under the settings' key.
     """
     if isinstance(target, Settings):
+        configure_password_hashing(target.password_hash_time_cost, target.password_hash_memory_kib)
         box = secret_box or SecretBox(target.resolved_secret_key())
         engine = create_engine(target)
         try:

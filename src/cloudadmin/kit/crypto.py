@@ -14,8 +14,21 @@ from cryptography.fernet import Fernet, InvalidToken
 _password_hasher = PasswordHasher()
 
 
+def configure_password_hashing(time_cost: int, memory_kib: int) -> None:
+    """The argon2id cost of the passwords hashed from now on (Settings'
+    ``password_hash_time_cost`` and ``password_hash_memory_kib``). A stored hash names its
+    own parameters, so hashes written under other ones still verify."""
+    global _password_hasher
+    current = _password_hasher
+    if (current.time_cost, current.memory_cost) != (time_cost, memory_kib):
+        _password_hasher = PasswordHasher(
+            time_cost=time_cost, memory_cost=memory_kib, parallelism=current.parallelism
+        )
+
+
 def hash_password(password: str) -> str:
-    """argon2id with the library's current recommended parameters."""
+    """argon2id; by default with the library's recommended parameters (RFC 9106's second
+    recommendation: 3 passes over 64 MiB)."""
     return _password_hasher.hash(password)
 
 
