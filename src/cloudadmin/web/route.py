@@ -26,6 +26,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
 from cloudadmin.web.error_render import render_exception
+from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
 from cloudadmin.web.request_log import LoggedRequest
 from cloudadmin.web.text_guard import check_request_text
@@ -133,6 +134,10 @@ class ApiRoute(APIRoute):
         default_class = isinstance(options.get("response_class"), DefaultPlaceholder)
         if default_class and _returns_nothing(endpoint):
             options["response_class"] = Response
+        # Its operation id is the provider's (web/operation_ids.py), whichever router
+        # holds it.
+        if isinstance(options.get("generate_unique_id_function"), DefaultPlaceholder):
+            options["generate_unique_id_function"] = operation_id
         super().__init__(path, endpoint, **options)
         # A query model (web/query_model.py) is documented as FastAPI documents Query().
         extra = self.openapi_extra or {}
