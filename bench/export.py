@@ -97,9 +97,9 @@ def main() -> None:
     parser.add_argument("--rows", default="100000,1000000", help="comma-separated addendum counts")
     parser.add_argument("--database", choices=["sqlite", "postgresql", "both"], default="sqlite")
     parser.add_argument("--accounts", type=int, default=10_000)
-    parser.add_argument("--smoke", action="store_true", help="1,000 and 10,000 on SQLite")
+    parser.add_argument("--smoke", action="store_true", help="100 and 1,000 on SQLite")
     args = parser.parse_args()
-    sizes = [1_000, 10_000] if args.smoke else [int(n) for n in args.rows.split(",")]
+    sizes = [100, 1_000] if args.smoke else [int(n) for n in args.rows.split(",")]
     accounts = 200 if args.smoke else args.accounts
     kinds = ["sqlite", "postgresql"] if args.database == "both" else [args.database]
     print(

@@ -9,7 +9,7 @@
    for the dispatcher to be idle; the time from the change's answer (its transaction has
    committed) to the message's arrival in the queue.
 
-    python bench/idle_cpu.py [--seconds 30] [--events 5] [--pause 3] [--smoke]
+    python bench/idle_cpu.py [--seconds 30] [--events 5] [--pause 3] [--settle 2] [--smoke]
 """
 
 from __future__ import annotations
@@ -93,9 +93,10 @@ def serving(env: dict[str, str], tmp: Path) -> Iterator[tuple[subprocess.Popen[b
         proc.wait(timeout=60)
 
 
-def idle_cpu(pid: int, seconds: float) -> float:
-    """Percent of one core the idle server ``pid`` used over ``seconds``."""
-    time.sleep(2)  # start-up work (first passes, caches) is not idling
+def idle_cpu(pid: int, seconds: float, settle: float) -> float:
+    """Percent of one core the idle server ``pid`` used over ``seconds``, ``settle``
+    seconds after it answered healthy."""
+    time.sleep(settle)  # start-up work (first passes, caches) is not idling
     before, t0 = cpu_seconds(pid), time.monotonic()
     time.sleep(seconds)
     return 100 * (cpu_seconds(pid) - before) / (time.monotonic() - t0)
@@ -150,10 +151,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="idle window")
     parser.add_argument("--events", type=int, default=5, help="events timed per database")
     parser.add_argument("--pause", type=float, default=3.0, help="idle seconds before each")
+    parser.add_argument(
+        "--settle", type=float, default=2.0, help="seconds left to start-up work before the window"
+    )
     parser.add_argument("--smoke", action="store_true", help="SQLite only, short")
     args = parser.parse_args()
     if args.smoke:
-        args.seconds, args.events, args.pause = 2.0, 1, 0.5
+        args.seconds, args.events, args.pause, args.settle = 0.5, 1, 0.2, 0.2
     pg_base = None if args.smoke else postgres_base_url()
     databases: list[str | None] = [None] + ([pg_base] if pg_base else [])
     for base_url in databases:
@@ -164,10 +168,10 @@ def main() -> None:
                 try:
                     env = environment(Path(tmp), url, dispatcher)
                     with serving(env, Path(tmp)) as (proc, base):
-                        cpu = idle_cpu(proc.pid, args.seconds)
+                        cpu = idle_cpu(proc.pid, args.seconds, args.settle)
                         print(
                             f"{label:10} dispatcher {'on ' if dispatcher else 'off'}: "
-                            f"idle CPU {cpu:5.2f} % of a core over {args.seconds:.0f} s",
+                            f"idle CPU {cpu:5.2f} % of a core over {args.seconds:g} s",
                             flush=True,
                         )
                         if not dispatcher or not args.events:

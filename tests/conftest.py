@@ -80,17 +80,26 @@ def database_url(
         asyncio.run(drop_pg_database(base, url))
 
 
+# Settings() reads each of its fields from the environment (about 10 ms of a test);
+# the environment does not change during a run, so each test gets a copy of the one made
+# for its database, with its own data directory.
+_settings_of: dict[str, Settings] = {}
+
+
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    return Settings(
-        database_url=database_url,
-        secret_key="test-secret-key",
-        data_dir=tmp_path / "data",
-        outbound_allow=OUTBOUND_ALLOW,
-        # A read's log row is written with its request: tests read the table right after.
-        # Rows written in batches: tests/iam/test_activity_log_batches.py.
-        activity_log_read_batch_ms=0,
-    )
+    made = _settings_of.get(database_url)
+    if made is None:
+        made = _settings_of[database_url] = Settings(
+            database_url=database_url,
+            secret_key="test-secret-key",
+            data_dir=tmp_path / "data",
+            outbound_allow=OUTBOUND_ALLOW,
+            # A read's log row is written with its request: tests read the table right
+            # after. Rows written in batches: tests/iam/test_activity_log_batches.py.
+            activity_log_read_batch_ms=0,
+        )
+    return made.model_copy(update={"data_dir": tmp_path / "data"}, deep=True)
 
 
 @pytest.fixture
