@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     # dead invalidates the pool; a read is retried once, a write answers 503.
     db_pre_ping: bool = False
     # PostgreSQL: milliseconds a read's activity-log row may wait in its process to be
-    # written with the other reads' rows of that moment, in one statement
+    # written with the other reads' rows of that moment, in one transaction
     # (docs/activity-log.md, "Durability"); 0 writes each row with its request.
     activity_log_read_batch_ms: int = Field(default=20, ge=0, le=1000)
     # argon2id cost of new password hashes (RFC 9106's second recommendation by default).

@@ -1,7 +1,7 @@
 """Builds the activity log row of one request, secrets redacted, every text storable
 (activity-log.md, "What is stored of hostile input"), and writes it: a change's row in
 the change's transaction; on PostgreSQL, a read's row with the other reads' rows of the
-same few milliseconds, in one statement (activity-log.md, "Durability")."""
+same few milliseconds, in one transaction (activity-log.md, "Durability")."""
 
 from __future__ import annotations
 
@@ -118,10 +118,10 @@ class RequestRecorder:
 
     A change's row is written in the change's transaction, as it is built. On PostgreSQL,
     with ``batch_seconds`` > 0, a read's row waits in this process for at most that long
-    and is then written with every other read row waiting, in one statement on a pooled
-    connection of its own: a read pays no INSERT of its own (a tenth of the service's CPU
-    and a fifth of the database's on a selective list request, docs/performance.md). The
-    rows of one process wait only for that process; nothing is shared between processes.
+    and is then written with every other read row waiting, in one transaction on a pooled
+    connection of its own: a read pays no INSERT and commit of its own (about a tenth of
+    the database's CPU on a selective list request, docs/performance.md). The rows of
+    one process wait only for that process; nothing is shared between processes.
     """
 
     def __init__(self, read_engine: AsyncEngine, batch_seconds: float) -> None:
@@ -144,8 +144,8 @@ class RequestRecorder:
             self._writer = asyncio.create_task(self._write_later())
 
     async def write_waiting(self, conn: AsyncConnection) -> None:
-        """Writes the reads' rows waiting now, on ``conn`` (a read's: each statement its
-        own transaction), in one statement; on failure they wait again."""
+        """Writes the reads' rows waiting now, on ``conn`` (a read's: no transaction of its
+        own), in one transaction; on failure they wait again."""
         rows, self._waiting = self._waiting, []
         if not rows:
             return
