@@ -19,7 +19,7 @@ from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
-from tests.routed_apps import routed_app
+from tests.routed_apps import kept_engine, routed_app
 from tests.scheduling import in_lane
 
 # Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly; schedules the
@@ -110,9 +110,9 @@ def dialect(database_url: str) -> str:
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
     await empty_all_tables(database_url, settings)
-    application = routed_app(create_app(settings), settings)
+    application = routed_app(create_app(settings, engine=kept_engine(settings)), settings)
     yield application
-    await app_state(application).engine.dispose()
+    await app_state(application).engine.dispose()  # its connections; the engine is kept
 
 
 @pytest.fixture

@@ -17,8 +17,14 @@ class Checkouts:
         self.base = 0
         self.peak = 0
         self.total = 0
+        self.engine = engine
         event.listen(engine.sync_engine, "checkout", self._out)
         event.listen(engine.sync_engine, "checkin", self._in)
+
+    def stop(self) -> None:
+        """Stops watching (the engine outlives a test: tests/routed_apps.py)."""
+        event.remove(self.engine.sync_engine, "checkout", self._out)
+        event.remove(self.engine.sync_engine, "checkin", self._in)
 
     def _out(self, *_: Any) -> None:
         self.now += 1

@@ -17,21 +17,41 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.db.engine import create_engine
 
 # A test's own data directory: left out of the comparison of settings.
 _ANY_DATA_DIR = Path("data-dir-of-each-test")
 # The applications made in this process: their settings less the data directory, and
 # their number of routes when made.
 _made: list[tuple[Settings, FastAPI, int]] = []
+# The engines made in this process, by their settings less the data directory.
+_engines: list[tuple[Settings, AsyncEngine]] = []
+
+
+def _without_data_dir(settings: Settings) -> Settings:
+    return settings.model_copy(update={"data_dir": _ANY_DATA_DIR})
+
+
+def kept_engine(settings: Settings) -> AsyncEngine:
+    """The engine made for an earlier test with the same settings but for the data
+    directory, or a new one kept for the next."""
+    key = _without_data_dir(settings)
+    for made_from, engine in _engines:
+        if made_from == key:
+            return engine
+    engine = create_engine(settings)
+    _engines.append((key, engine))
+    return engine
 
 
 def routed_app(fresh: FastAPI, settings: Settings) -> FastAPI:
     """``fresh`` (just made from ``settings``), or the earlier application made from the
     same settings but for the data directory, now holding ``fresh``'s state."""
-    key = settings.model_copy(update={"data_dir": _ANY_DATA_DIR})
+    key = _without_data_dir(settings)
     for made in _made:
         made_from, application, routes = made
         if made_from != key:

@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -122,7 +123,12 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         await engine.dispose()
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None = None) -> FastAPI:
+    """The application. ``engine``, when given, is one made by ``create_engine(settings)``
+    that the caller keeps beyond this application (its shutdown disposes of the pool's
+    connections, not of the engine): an engine compiles each statement once, and the
+    tests, which make an application per test, keep one engine per database.
+    """
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -148,7 +154,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
-    engine = create_engine(settings)
+    engine = engine or create_engine(settings)
     read_engine = autocommit_engine(engine)
     sessionmaker = create_sessionmaker(engine)
     AppState(

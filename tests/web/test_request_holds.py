@@ -4,7 +4,7 @@ nor a connection while its body arrives, which may take body_timeout_seconds (th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -32,8 +32,10 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 @pytest.fixture
-def checkouts(app: FastAPI) -> Checkouts:
-    return Checkouts(app_state(app).engine)
+def checkouts(app: FastAPI) -> Iterator[Checkouts]:
+    watching = Checkouts(app_state(app).engine)
+    yield watching
+    watching.stop()
 
 
 class TestOneConnectionPerRequest:
