@@ -118,7 +118,12 @@ class TestWorkerCrash:
         # Small batches: the first worker is still far from done when the test, polling,
         # sees its first delivery and kills it, even on a busy machine.
         expected = await owe_events(session, [sub.id], 1000)
-        first = start_worker(settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="10")
+        # The second worker takes the killed one's claim over when its lease ends: a
+        # 1 s lease rather than 6 (a batch published twice is allowed, a lost one is not).
+        lease = {"CLOUDADMIN_DISPATCHER_LEASE_SECONDS": "1"}
+        first = start_worker(
+            settings, tmp_path, "first", CLOUDADMIN_DISPATCHER_BATCH_SIZE="10", **lease
+        )
         try:
             await until(lambda: len(inbox.received) > 0, "a first delivery", timeout=60)
             first.send_signal(signal.SIGKILL)
@@ -127,7 +132,7 @@ class TestWorkerCrash:
             stop(first)
         await asyncio.sleep(0.3)
         assert len({m.message_id for m in inbox.received}) < len(expected), "killed too late"
-        second = start_worker(settings, tmp_path, "second")
+        second = start_worker(settings, tmp_path, "second", **lease)
         try:
             await until(
                 lambda: {m.message_id for m in inbox.received} >= expected,

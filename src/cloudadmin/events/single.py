@@ -37,10 +37,14 @@ class DispatcherLock:
     """``await acquire(stop)`` until this process may dispatch; ``lost`` is set should
     it lose the lock (the PostgreSQL connection that holds it broke); ``release()``."""
 
-    def __init__(self, engine: AsyncEngine, *, exclusive: bool) -> None:
+    def __init__(
+        self, engine: AsyncEngine, *, exclusive: bool, retry_seconds: float = RETRY_SECONDS
+    ) -> None:
         self.dialect = engine.dialect.name
         self.url = engine.url.render_as_string(hide_password=False)
         self.exclusive = exclusive
+        # How often a process standing by tries the lock again.
+        self.retry_seconds = retry_seconds
         self.lost = asyncio.Event()
         self._file: IO[str] | None = None
         self._conn: Any = None
@@ -65,7 +69,7 @@ class DispatcherLock:
                 log.info("dispatcher %s standing by: another process dispatches", worker_id)
                 announced = True
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), RETRY_SECONDS)
+                await asyncio.wait_for(stop.wait(), self.retry_seconds)
         return False
 
     async def _try_file(self) -> bool:
