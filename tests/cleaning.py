@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 import cloudadmin.db.models  # noqa: F401  (every table in Base.metadata)
-from cloudadmin.config import Settings
 from cloudadmin.db.base import Base
 
 # Tables whose rows come from migrations and survive between tests.
@@ -104,7 +103,7 @@ class _Postgres:
 _postgres = _Postgres()
 
 
-async def empty_all_tables(url: str, settings: Settings) -> None:
+async def empty_all_tables(url: str) -> None:
     if url.startswith("postgresql"):
         await _postgres.empty(url)
         return

@@ -109,7 +109,7 @@ def dialect(database_url: str) -> str:
 
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
-    await empty_all_tables(database_url, settings)
+    await empty_all_tables(database_url)
     application = routed_app(create_app(settings, engine=kept_engine(settings)), settings)
     yield application
     await app_state(application).engine.dispose()  # its connections; the engine is kept

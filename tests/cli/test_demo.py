@@ -44,6 +44,11 @@ def closed_address() -> str:
     return f"127.0.0.1:{free_port()}"
 
 
+# The suite's own settings, kept: its databases, and the cheap password hashing of every
+# process it starts (tests/conftest.py; the demo's users have passwords).
+KEPT = ("CLOUDADMIN_TEST_", "CLOUDADMIN_PASSWORD_HASH_")
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
@@ -56,7 +61,7 @@ def demo_env(data_dir: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("CLOUDADMIN_") or k.startswith("CLOUDADMIN_TEST_")
+        if not k.startswith("CLOUDADMIN_") or k.startswith(KEPT)
     }
     env.update(
         {

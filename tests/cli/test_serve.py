@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.cleaning import empty_all_tables
 from tests.importer.documents import EXAMPLE
 from tests.servers import free_port, wait_until_healthy
 
@@ -52,8 +54,18 @@ def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="class")
+def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server per database for the class (its tests do not undo each other's
+    changes, and run in their order), on the test database emptied and loaded."""
+    asyncio.run(empty_all_tables(database_url))
+    tmp_path = tmp_path_factory.mktemp("serve")
+    env = {
+        **os.environ,
+        "CLOUDADMIN_DATABASE_URL": database_url,
+        "CLOUDADMIN_SECRET_KEY": "serve-test-secret",
+        "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"),
+    }
     doc = tmp_path / "landscape.json"
     doc.write_text(json.dumps(DOCUMENT))
     loaded = cli("load", str(doc), env=env)

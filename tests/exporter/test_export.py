@@ -34,7 +34,7 @@ class TestRoundTrip:
     ) -> None:
         await full_landscape(settings, client, session)
         first = await export_text(settings)
-        await empty_all_tables(database_url, settings)
+        await empty_all_tables(database_url)
         await load_into(settings, parse_document(first))
         second = await export_text(settings)
         assert second == first
@@ -57,7 +57,7 @@ class TestRoundTrip:
         keys = await full_landscape(settings, client, session)
         before = await _stored_secrets(session)
         text = await export_text(settings)
-        await empty_all_tables(database_url, settings)
+        await empty_all_tables(database_url)
         await load_into(settings, parse_document(text))
         session.expire_all()
         assert await _stored_secrets(session) == before
