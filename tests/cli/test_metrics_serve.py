@@ -46,8 +46,11 @@ class Served:
         return self.stderr.read_text()
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for the module: the metrics test counts from what it finds, and the
+    access-log test, last, stops it to read every line."""
+    tmp_path = tmp_path_factory.mktemp("metrics-serve")
     database = tmp_path / "serve.db"
     env = {
         **os.environ,
