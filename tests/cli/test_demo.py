@@ -59,9 +59,7 @@ def demo_env(data_dir: Path) -> dict[str, str]:
     """The embedded default (no database URL, no secret key): what scripts/demo runs.
     The probes look where nothing listens unless a test says otherwise."""
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CLOUDADMIN_") or k.startswith(KEPT)
+        k: v for k, v in os.environ.items() if not k.startswith("CLOUDADMIN_") or k.startswith(KEPT)
     }
     env.update(
         {
