@@ -7,9 +7,14 @@ An application depends on its settings only through its state (auth/app_state.py
 few values read when it is made (the middleware's limits, the trusted proxies, whether
 /metrics is served); so a test whose settings differ from an earlier test's only in their
 data directory gets that earlier application, with the state just made for it installed.
-Everything a request may change or that is bound to the test's event loop (the engine's
-pool, the throttle, the turns, the outbound client) is that fresh state's. An application
-a test added routes to is not given again (its OpenAPI document may list them too).
+Everything a request may change or that is bound to the test's event loop (the throttle,
+the turns, the outbound client) is that fresh state's. An application a test added routes
+to is not given again (its OpenAPI document may list them too).
+
+The engine is kept the same way (:func:`kept_engine`): SQLAlchemy compiles a statement
+once per engine, and a new engine per test compiled everything a test sent again (the
+landscape fixture: 14 ms with a new engine, 6 ms with a kept one). Each test disposes of
+the engine's pool when it ends: its connections belong to the test's event loop.
 """
 
 from __future__ import annotations

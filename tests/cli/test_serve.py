@@ -43,9 +43,7 @@ def cli(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess
     )
 
 
-@pytest.fixture
-def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
-    """The test database, emptied (the `app` fixture empties it)."""
+def environment(database_url: str, tmp_path: Path) -> dict[str, str]:
     return {
         **os.environ,
         "CLOUDADMIN_DATABASE_URL": database_url,
@@ -54,18 +52,19 @@ def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
     }
 
 
+@pytest.fixture
+def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
+    """The test database, emptied (the `app` fixture empties it)."""
+    return environment(database_url, tmp_path)
+
+
 @pytest.fixture(scope="class")
 def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server per database for the class (its tests do not undo each other's
     changes, and run in their order), on the test database emptied and loaded."""
     asyncio.run(empty_all_tables(database_url))
     tmp_path = tmp_path_factory.mktemp("serve")
-    env = {
-        **os.environ,
-        "CLOUDADMIN_DATABASE_URL": database_url,
-        "CLOUDADMIN_SECRET_KEY": "serve-test-secret",
-        "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"),
-    }
+    env = environment(database_url, tmp_path)
     doc = tmp_path / "landscape.json"
     doc.write_text(json.dumps(DOCUMENT))
     loaded = cli("load", str(doc), env=env)
