@@ -56,12 +56,15 @@ class TestGenericErrors:
         for code in ("429", "503"):
             assert "Retry-After" in op["responses"][code]["headers"]
 
-    async def test_own_descriptions_are_kept(self, client: httpx.AsyncClient):
-        op = (await operations(client))[("post", "/cloud/v1/user_actions/subscribe_amqp")]
-        # Kept first; the Idempotency-Key's own 409 is added after it.
+    async def test_conflicts_say_which(self, client: httpx.AsyncClient):
+        ops = await operations(client)
+        op = ops[("post", "/cloud/v1/user_actions/subscribe_amqp")]
+        # First; the Idempotency-Key's own 409 is added after it.
         assert op["responses"]["409"]["description"].startswith(
             "The account already has a subscription"
         )
+        op = ops[("patch", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}")]
+        assert op["responses"]["409"]["description"].startswith("The listener is locked by a task")
 
     async def test_errors_described_by_an_endpoint_have_the_error_body(
         self, client: httpx.AsyncClient

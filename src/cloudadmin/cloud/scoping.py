@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Path, Query
+from fastapi import Depends, Path, Query
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,6 +20,7 @@ from cloudadmin.db.models import Client, Project
 from cloudadmin.db.models.accounts import ADMINISTRATORS, ENGINEERS
 from cloudadmin.errors import NotFound, PermissionDenied
 from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.kit.pagination import Paging
 
 ProjectId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Project ID")]
 RegionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Region ID")]
@@ -29,6 +30,25 @@ Limit = Annotated[
 Offset = Annotated[
     int, Query(ge=0, le=INT32_MAX, description="Number of items skipped from the start.")
 ]
+
+
+def _paging(limit: Limit = 1000, offset: Offset = 0) -> Paging:
+    return Paging(limit, offset)
+
+
+# ``limit`` (1000 unless given) and ``offset`` of a /cloud list.
+Page = Annotated[Paging, Depends(_paging)]
+
+
+@dataclass(frozen=True, slots=True)
+class RegionPath:
+    """``{project_id}/{region_id}`` of a /cloud path: a project's resources in one region."""
+
+    project_id: ProjectId
+    region_id: RegionId
+
+
+InRegion = Annotated[RegionPath, Depends()]
 
 
 @dataclass(frozen=True, slots=True)

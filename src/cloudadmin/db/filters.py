@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import QueryableAttribute
 
 from cloudadmin.db.base import Base
+from cloudadmin.kit.pagination import Paging
 
 _Stmt = TypeVar("_Stmt", bound="Select[*tuple[Any, ...]]")
 
@@ -19,10 +20,10 @@ def equal_where_given(*pairs: tuple[QueryableAttribute[Any], Any]) -> list[Colum
     return [column == value for column, value in pairs if value is not None]
 
 
-def sliced(stmt: _Stmt, *, limit: int | None, offset: int) -> _Stmt:
-    """``stmt`` from its row ``offset`` on, at most ``limit`` rows (all when None)."""
-    stmt = stmt.offset(offset)
-    return stmt if limit is None else stmt.limit(limit)
+def sliced(stmt: _Stmt, page: Paging) -> _Stmt:
+    """The rows of ``stmt`` that ``page`` asks for."""
+    stmt = stmt.offset(page.offset)
+    return stmt if page.limit is None else stmt.limit(page.limit)
 
 
 async def count_rows(

@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from starlette.datastructures import URL
+
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """The slice of a list a request asks for: at most ``limit`` items (every item when
+    None) from the ``offset``-th on."""
+
+    limit: int | None
+    offset: int
+
+    def links(self, url: URL, *, count: int) -> tuple[str | None, str | None]:
+        """The page's next and previous links; none for a whole list."""
+        if self.limit is None:
+            return None, None
+        return page_links(url, count=count, limit=self.limit, offset=self.offset)
 
 
 def page_links(url: URL, *, count: int, limit: int, offset: int) -> tuple[str | None, str | None]:

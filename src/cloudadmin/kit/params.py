@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Depends, Query
 from pydantic import BeforeValidator
 
 from cloudadmin.kit.ints import PageOffset
+from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.timeparse import parse_instant
 
 
@@ -33,6 +34,21 @@ def limit_query(description: str) -> Any:
 OffsetQuery = Annotated[
     PageOffset, Query(description="Offset relative to the beginning of the list.")
 ]
+
+
+def _whole_list_paging(
+    limit: Annotated[
+        int | None,
+        limit_query("The maximum number of items; without it the whole list is answered."),
+    ] = None,
+    offset: OffsetQuery = 0,
+) -> Paging:
+    return Paging(limit, offset)
+
+
+# ``limit`` and ``offset`` of a list answered whole without ``limit`` (users, sellers,
+# notification settings); how the whole list is shaped is the operation's to say.
+WholeListPage = Annotated[Paging, Depends(_whole_list_paging)]
 
 
 def ordering_query(fields: str, example: str) -> Any:

@@ -47,14 +47,17 @@ _BODY_ERRORS = {
 _CHANGE_ERRORS = {
     "409": "The change conflicts with existing data or a concurrent change",
 }
-# Operations whose service refuses a change that conflicts with existing data (a 409 with
-# the field in `errors`), by operationId (web/operation_ids.py): their 409 says which.
+# Operations whose service refuses a change that conflicts with existing data or state, by
+# operationId (web/operation_ids.py): their 409 says which (the one place that says it).
 _CONFLICTS = {
     "create_user": "A user with this email already exists (`errors.email`)",
     "update_user": "Another user already has this email (`errors.email`)",
     "create_client_user": "A user with this email already exists (`errors.username`)",
     "create_seller": "A seller with this email already exists (`errors.email`)",
     "update_seller": "Another seller already has this email (`errors.email`)",
+    "create_amqp_subscription": "The account already has a subscription",
+    "create_webhook_subscription": "The account already has a webhook subscription",
+    "update_listener": "The listener is locked by a task",
 }
 # POST: a repeated Idempotency-Key with another request.
 _POST_ERRORS = {

@@ -14,8 +14,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscriptionList,
     AmqpSubscriptionUpdate,
 )
-from cloudadmin.cloud.request_state import ERROR_BODY
-from cloudadmin.cloud.scoping import Limit, Offset
+from cloudadmin.cloud.scoping import Page
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
@@ -31,7 +30,6 @@ SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscripti
     status_code=204,
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over AMQP",
-    responses={409: {"description": "The account already has a subscription", **ERROR_BODY}},
 )
 async def subscribe_amqp(
     body: AmqpSubscriptionCreate,
@@ -74,17 +72,14 @@ async def list_amqp_subscriptions(
     session: Session,
     caller: CurrentCaller,
     box: AppSecretBox,
-    limit: Limit = 1000,
-    offset: Offset = 0,
+    page: Page,
     client_id: Annotated[
         int | None, Query(ge=0, le=INT32_MAX, description="Only this account's.")
     ] = None,
 ) -> AmqpSubscriptionList:
     """The caller's account's subscription (operators: every account's). Passwords are
     masked."""
-    return await service.list_(
-        session, caller, box, client_id=client_id, limit=limit, offset=offset
-    )
+    return await service.list_(session, caller, box, page, client_id=client_id)
 
 
 @router.get(f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Read an AMQP subscription")

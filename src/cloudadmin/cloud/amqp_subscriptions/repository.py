@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import AmqpSubscription, Client
+from cloudadmin.kit.pagination import Paging
 
 
 def _visible(caller: Caller) -> Select[AmqpSubscription, Client]:
@@ -42,11 +43,11 @@ async def of_account(
 
 
 async def list_visible(
-    session: AsyncSession, caller: Caller, *, client_id: int | None, limit: int, offset: int
+    session: AsyncSession, caller: Caller, page: Paging, *, client_id: int | None
 ) -> tuple[int, Sequence[AmqpSubscription]]:
     stmt = _visible(caller)
     if client_id is not None:
         stmt = stmt.where(AmqpSubscription.client_id == client_id)
     count = await count_rows(session, stmt.subquery())
-    rows = await session.execute(stmt.order_by(AmqpSubscription.id).limit(limit).offset(offset))
+    rows = await session.execute(sliced(stmt.order_by(AmqpSubscription.id), page))
     return count, [r[0] for r in rows.all()]

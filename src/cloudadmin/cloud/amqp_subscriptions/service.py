@@ -33,6 +33,7 @@ from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import mask_url_password
 
 API_GROUP = "amqp_subscription"
@@ -135,14 +136,11 @@ async def list_(
     session: AsyncSession,
     caller: Caller,
     box: SecretBox,
+    page: Paging,
     *,
     client_id: int | None,
-    limit: int,
-    offset: int,
 ) -> AmqpSubscriptionList:
-    count, rows = await repository.list_visible(
-        session, caller, client_id=client_id, limit=limit, offset=offset
-    )
+    count, rows = await repository.list_visible(session, caller, page, client_id=client_id)
     return AmqpSubscriptionList(count=count, results=[_out(r, box) for r in rows])
 
 

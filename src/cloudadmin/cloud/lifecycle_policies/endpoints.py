@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.lifecycle_policies import service
 from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy, LifecyclePolicyList
-from cloudadmin.cloud.scoping import Limit, Offset, ProjectId, RegionId
+from cloudadmin.cloud.scoping import InRegion, Page
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.route import ApiRoute
 
@@ -20,8 +20,7 @@ BASE = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
 
 @router.get(f"{BASE}/{{policy_id}}", summary="Read a snapshot lifecycle policy")
 async def get_lifecycle_policy(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     policy_id: Annotated[int, Path(ge=1, le=INT32_MAX, description="Policy ID")],
     session: Session,
     caller: CurrentCaller,
@@ -32,32 +31,20 @@ async def get_lifecycle_policy(
     """Any user of the account that owns the project; operators. `schedules` holds `cron`
     and `interval` schedules (discriminated by `type`); `volumes` is filled only with
     `need_volumes=true` and is empty otherwise."""
-    return await service.get(
-        session, caller, project_id, region_id, policy_id, need_volumes=need_volumes
-    )
+    return await service.get(session, caller, at, policy_id, need_volumes=need_volumes)
 
 
 @router.get(BASE, summary="List snapshot lifecycle policies")
 async def list_lifecycle_policies(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     session: Session,
     caller: CurrentCaller,
+    page: Page,
     need_volumes: Annotated[
         bool, Query(description="Include each policy's volumes, as for one policy.")
     ] = False,
-    limit: Limit = 1000,
-    offset: Offset = 0,
 ) -> LifecyclePolicyList:
     """The policies of the project in the region, by id. Any user of the account that owns
     the project; operators. Each policy reads as the GET of one does, `volumes` following
     `need_volumes` the same way."""
-    return await service.list_(
-        session,
-        caller,
-        project_id,
-        region_id,
-        need_volumes=need_volumes,
-        limit=limit,
-        offset=offset,
-    )
+    return await service.list_(session, caller, at, page, need_volumes=need_volumes)

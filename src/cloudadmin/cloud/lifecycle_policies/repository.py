@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import LifecyclePolicy
+from cloudadmin.kit.pagination import Paging
 
 
 async def get_in(
@@ -23,15 +24,11 @@ async def get_in(
 
 
 async def list_in(
-    session: AsyncSession, project_id: int, region_id: int, *, limit: int, offset: int
+    session: AsyncSession, project_id: int, region_id: int, page: Paging
 ) -> tuple[int, Sequence[LifecyclePolicy]]:
     conds = [LifecyclePolicy.project_id == project_id, LifecyclePolicy.region_id == region_id]
     count = await count_rows(session, LifecyclePolicy, *conds)
     rows = await session.execute(
-        select(LifecyclePolicy)
-        .where(*conds)
-        .order_by(LifecyclePolicy.id)
-        .limit(limit)
-        .offset(offset)
+        sliced(select(LifecyclePolicy).where(*conds).order_by(LifecyclePolicy.id), page)
     )
     return count, rows.scalars().all()

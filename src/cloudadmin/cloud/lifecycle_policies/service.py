@@ -17,9 +17,11 @@ from cloudadmin.cloud.lifecycle_policies.schemas import (
     PolicyVolume,
     RetentionTime,
 )
+from cloudadmin.cloud.scoping import RegionPath
 from cloudadmin.db.models import LifecyclePolicy as PolicyRow
 from cloudadmin.errors import NotFound
 from cloudadmin.kit.from_row import from_row
+from cloudadmin.kit.pagination import Paging
 
 # Stored schedules keep only what was written; absent fields read as these.
 _CRON_DEFAULTS = {
@@ -64,14 +66,13 @@ def _out(row: PolicyRow, *, need_volumes: bool) -> LifecyclePolicy:
 async def get(
     session: AsyncSession,
     caller: Caller,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
     policy_id: int,
     *,
     need_volumes: bool,
 ) -> LifecyclePolicy:
-    project = await scoping.visible_project(session, caller, project_id)
-    row = await repository.get_in(session, project.id, region_id, policy_id)
+    project = await scoping.visible_project(session, caller, at.project_id)
+    row = await repository.get_in(session, project.id, at.region_id, policy_id)
     if row is None:
         raise NotFound("Lifecycle policy not found.")
     return _out(row, need_volumes=need_volumes)
@@ -80,17 +81,13 @@ async def get(
 async def list_(
     session: AsyncSession,
     caller: Caller,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
+    page: Paging,
     *,
     need_volumes: bool,
-    limit: int,
-    offset: int,
 ) -> LifecyclePolicyList:
-    project = await scoping.visible_project(session, caller, project_id)
-    count, rows = await repository.list_in(
-        session, project.id, region_id, limit=limit, offset=offset
-    )
+    project = await scoping.visible_project(session, caller, at.project_id)
+    count, rows = await repository.list_in(session, project.id, at.region_id, page)
     return LifecyclePolicyList(
         count=count, results=[_out(r, need_volumes=need_volumes) for r in rows]
     )

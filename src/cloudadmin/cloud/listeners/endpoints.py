@@ -10,8 +10,7 @@ from fastapi import APIRouter, Path, Query
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.listeners import service
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerRename
-from cloudadmin.cloud.request_state import ERROR_BODY
-from cloudadmin.cloud.scoping import Limit, Offset, ProjectId, RegionId
+from cloudadmin.cloud.scoping import InRegion, Page
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])
@@ -24,12 +23,10 @@ ShowStats = Annotated[bool, Query(description="Fill `stats` (null otherwise).")]
 
 @router.get(BASE, summary="List load balancer listeners")
 async def list_lblisteners(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     session: Session,
     caller: CurrentCaller,
-    limit: Limit = 1000,
-    offset: Offset = 0,
+    page: Page,
     show_stats: ShowStats = False,
     load_balancer_id: Annotated[
         UUID | None, Query(description="Only the listeners of this load balancer.")
@@ -38,37 +35,27 @@ async def list_lblisteners(
     return await service.list_(
         session,
         caller,
-        project_id,
-        region_id,
+        at,
+        page,
         load_balancer_id=None if load_balancer_id is None else str(load_balancer_id),
         show_stats=show_stats,
-        limit=limit,
-        offset=offset,
     )
 
 
 @router.get(f"{BASE}/{{listener_id}}", summary="Read a load balancer listener")
 async def get_lblistener(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     listener_id: ListenerId,
     session: Session,
     caller: CurrentCaller,
     show_stats: ShowStats = False,
 ) -> Listener:
-    return await service.get(
-        session, caller, project_id, region_id, str(listener_id), show_stats=show_stats
-    )
+    return await service.get(session, caller, at, str(listener_id), show_stats=show_stats)
 
 
-@router.patch(
-    f"{BASE}/{{listener_id}}",
-    summary="Rename a load balancer listener",
-    responses={409: {"description": "The listener is locked by a task", **ERROR_BODY}},
-)
+@router.patch(f"{BASE}/{{listener_id}}", summary="Rename a load balancer listener")
 async def rename_lblistener(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     listener_id: ListenerId,
     body: ListenerRename,
     session: Session,
@@ -77,4 +64,4 @@ async def rename_lblistener(
     """Changes only the name. A listener whose `task_id` is set is locked by that task: the
     answer is 409 ConflictError naming the task and nothing changes. Client administrators
     and Engineers of the owning account; operators."""
-    return await service.rename(session, actor, project_id, region_id, str(listener_id), body.name)
+    return await service.rename(session, actor, at, str(listener_id), body.name)

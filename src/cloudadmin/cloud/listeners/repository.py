@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Listener
 from cloudadmin.db.results import rows_matched
+from cloudadmin.kit.pagination import Paging
 
 
 async def get_in(
@@ -31,21 +32,16 @@ async def list_in(
     session: AsyncSession,
     project_id: int,
     region_id: int,
+    page: Paging,
     *,
     load_balancer_id: str | None,
-    limit: int,
-    offset: int,
 ) -> tuple[int, Sequence[Listener]]:
     conds = [Listener.project_id == project_id, Listener.region_id == region_id]
     if load_balancer_id is not None:
         conds.append(Listener.load_balancer_id == load_balancer_id)
     count = await count_rows(session, Listener, *conds)
     rows = await session.execute(
-        select(Listener)
-        .where(*conds)
-        .order_by(Listener.name, Listener.id)
-        .limit(limit)
-        .offset(offset)
+        sliced(select(Listener).where(*conds).order_by(Listener.name, Listener.id), page)
     )
     return count, rows.scalars().all()
 

@@ -9,10 +9,12 @@ from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.listeners import repository
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerStats, ListenerUser
+from cloudadmin.cloud.scoping import RegionPath
 from cloudadmin.db.models import Listener as ListenerRow
 from cloudadmin.errors import Conflict, NotFound
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
+from cloudadmin.kit.pagination import Paging
 
 _STATS = ("active_connections", "bytes_in", "bytes_out", "request_errors", "total_connections")
 
@@ -59,36 +61,28 @@ async def _found(
 async def get(
     session: AsyncSession,
     caller: Caller,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
     listener_id: str,
     *,
     show_stats: bool,
 ) -> Listener:
-    project = await scoping.visible_project(session, caller, project_id)
-    row = await _found(session, project.id, region_id, listener_id)
+    project = await scoping.visible_project(session, caller, at.project_id)
+    row = await _found(session, project.id, at.region_id, listener_id)
     return _out(row, show_stats=show_stats)
 
 
 async def list_(
     session: AsyncSession,
     caller: Caller,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
+    page: Paging,
     *,
     load_balancer_id: str | None,
     show_stats: bool,
-    limit: int,
-    offset: int,
 ) -> ListenerList:
-    project = await scoping.visible_project(session, caller, project_id)
+    project = await scoping.visible_project(session, caller, at.project_id)
     count, rows = await repository.list_in(
-        session,
-        project.id,
-        region_id,
-        load_balancer_id=load_balancer_id,
-        limit=limit,
-        offset=offset,
+        session, project.id, at.region_id, page, load_balancer_id=load_balancer_id
     )
     return ListenerList(count=count, results=[_out(r, show_stats=show_stats) for r in rows])
 
@@ -96,25 +90,26 @@ async def list_(
 async def rename(
     session: AsyncSession,
     actor: Actor,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
     listener_id: str,
     name: str,
 ) -> Listener:
     caller = actor.caller
-    project = await scoping.visible_project(session, caller, project_id)
-    await _found(session, project.id, region_id, listener_id)
+    project = await scoping.visible_project(session, caller, at.project_id)
+    await _found(session, project.id, at.region_id, listener_id)
     scoping.require_admin_or_engineer(caller)
-    if not await repository.rename_if_unlocked(session, project.id, region_id, listener_id, name):
+    if not await repository.rename_if_unlocked(
+        session, project.id, at.region_id, listener_id, name
+    ):
         # Nothing written: either a task holds the lock or the row went away meanwhile.
-        current = await _found(session, project.id, region_id, listener_id)
+        current = await _found(session, project.id, at.region_id, listener_id)
         if current.task_id is not None:
             raise Conflict(
                 f"Listener {listener_id} is locked by task {current.task_id}; "
                 "retry when the task has finished."
             )
         raise NotFound("Listener not found.")  # pragma: no cover - deleted concurrently
-    row = await _found(session, project.id, region_id, listener_id)
+    row = await _found(session, project.id, at.region_id, listener_id)
     await user_actions.record(
         session,
         actor,
@@ -125,6 +120,6 @@ async def rename(
         reseller_id=project.reseller_id,
         action_data={"name": name},
         project_id=project.id,
-        region_id=region_id,
+        region_id=at.region_id,
     )
     return _out(row, show_stats=False)

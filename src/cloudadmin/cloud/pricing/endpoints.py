@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from cloudadmin.auth.deps import CurrentCaller, ReadSession
 from cloudadmin.cloud.pricing import service
 from cloudadmin.cloud.pricing.schemas import ClusterPrice, ClusterPriceRequest
-from cloudadmin.cloud.scoping import ProjectId, RegionId
+from cloudadmin.cloud.scoping import InRegion
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Pricing"])
@@ -18,8 +18,7 @@ router = APIRouter(route_class=ApiRoute, tags=["Pricing"])
     summary="Preview the price of a Kubernetes cluster",
 )
 async def preview_k8s_cluster_price(
-    project_id: ProjectId,
-    region_id: RegionId,
+    at: InRegion,
     body: ClusterPriceRequest,
     # A preview only reads: no transaction, so no write lock on SQLite.
     session: ReadSession,
@@ -31,4 +30,4 @@ async def preview_k8s_cluster_price(
     gives items with `price_status` "error" and null prices (and an "error" total). Flavors
     named `bm...` are bare metal; every other flavor needs `boot_volume_size` and
     `boot_volume_type`. Any user of the account owning the project; operators."""
-    return await service.preview(session, caller, project_id, region_id, body)
+    return await service.preview(session, caller, at, body)

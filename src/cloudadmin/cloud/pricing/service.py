@@ -29,6 +29,7 @@ from cloudadmin.cloud.pricing.schemas import (
     PoolPriceRequest,
     PriceItem,
 )
+from cloudadmin.cloud.scoping import RegionPath
 from cloudadmin.errors import ValidationError
 
 HOURS_PER_MONTH = Decimal(730)  # 365 days x 24 hours / 12 months
@@ -137,9 +138,8 @@ def price_cluster(body: ClusterPriceRequest, prices: Prices | None) -> ClusterPr
 async def preview(
     session: AsyncSession,
     caller: Caller,
-    project_id: int,
-    region_id: int,
+    at: RegionPath,
     body: ClusterPriceRequest,
 ) -> ClusterPrice:
-    await scoping.visible_project(session, caller, project_id)
-    return price_cluster(body, await prices_of_region(session, region_id))
+    await scoping.visible_project(session, caller, at.project_id)
+    return price_cluster(body, await prices_of_region(session, at.region_id))

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from cloudadmin.auth.deps import CurrentCaller, Session
-from cloudadmin.cloud.scoping import Limit, Offset
+from cloudadmin.cloud.scoping import Page
 from cloudadmin.cloud.users import service
 from cloudadmin.cloud.users.schemas import CloudUserList
 from cloudadmin.kit.ints import INT32_MAX
@@ -20,10 +20,9 @@ router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])
 async def list_cloud_users(
     session: Session,
     caller: CurrentCaller,
-    limit: Limit = 1000,
-    offset: Offset = 0,
+    page: Page,
     user_id: Annotated[int | None, Query(ge=0, le=INT32_MAX, description="Only this user.")] = None,
 ) -> CloudUserList:
     """The users of the caller's account (deleted users are absent), by id. `is_admin` means
     a member of Administrators."""
-    return await service.list_users(session, caller, user_id=user_id, limit=limit, offset=offset)
+    return await service.list_users(session, caller, page, user_id=user_id)

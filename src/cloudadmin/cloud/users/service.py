@@ -9,6 +9,7 @@ from cloudadmin.cloud.users import repository
 from cloudadmin.cloud.users.schemas import CloudUser, CloudUserList
 from cloudadmin.db.models import User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
+from cloudadmin.kit.pagination import Paging
 
 
 def _out(user: User) -> CloudUser:
@@ -22,9 +23,9 @@ def _out(user: User) -> CloudUser:
 
 
 async def list_users(
-    session: AsyncSession, caller: Caller, *, user_id: int | None, limit: int, offset: int
+    session: AsyncSession, caller: Caller, page: Paging, *, user_id: int | None
 ) -> CloudUserList:
     count, users = await repository.list_of_account(
-        session, caller.account_id, user_id=user_id, limit=limit, offset=offset
+        session, caller.account_id, page, user_id=user_id
     )
     return CloudUserList(count=count, results=[_out(u) for u in users])

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
-from cloudadmin.cloud.request_state import ERROR_BODY
-from cloudadmin.cloud.scoping import Limit, Offset
+from cloudadmin.cloud.scoping import Page
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
     WebhookSubscriptionCreate,
@@ -25,9 +24,6 @@ BASE = "/cloud/v1/user_actions"
     status_code=204,
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
-    responses={
-        409: {"description": "The account already has a webhook subscription", **ERROR_BODY}
-    },
 )
 async def subscribe_webhook(
     body: WebhookSubscriptionCreate,
@@ -50,7 +46,7 @@ async def subscribe_webhook(
     f"{BASE}/unsubscribe",
     status_code=204,
     summary="Unsubscribe from user actions over an HTTP webhook",
-    responses={404: {"description": "The account has no webhook subscription", **ERROR_BODY}},
+    responses={404: {"description": "The account has no webhook subscription"}},
 )
 async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> None:
     """Deletes the caller's account's webhook subscription and what it was still owed; 404
@@ -60,8 +56,8 @@ async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> None:
 
 @router.get(f"{BASE}/subscriptions_list", summary="List webhook subscriptions")
 async def list_webhook_subscriptions(
-    session: Session, caller: CurrentCaller, limit: Limit = 1000, offset: Offset = 0
+    session: Session, caller: CurrentCaller, page: Page
 ) -> WebhookSubscriptionList:
     """The caller's account's webhook subscription (operators: every account's).
     `auth_header_value` is always masked (`***`). Any user of the account."""
-    return await service.list_(session, caller, limit=limit, offset=offset)
+    return await service.list_(session, caller, page)

@@ -9,8 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import WebhookSubscription
+from cloudadmin.kit.pagination import Paging
 
 
 async def of_account(session: AsyncSession, account_id: int) -> WebhookSubscription | None:
@@ -19,9 +20,9 @@ async def of_account(session: AsyncSession, account_id: int) -> WebhookSubscript
 
 
 async def list_visible(
-    session: AsyncSession, caller: Caller, *, limit: int, offset: int
+    session: AsyncSession, caller: Caller, page: Paging
 ) -> tuple[int, Sequence[WebhookSubscription]]:
     stmt = select(WebhookSubscription).where(caller_scope(caller, WebhookSubscription.client_id))
     count = await count_rows(session, stmt.subquery())
-    rows = await session.execute(stmt.order_by(WebhookSubscription.id).limit(limit).offset(offset))
+    rows = await session.execute(sliced(stmt.order_by(WebhookSubscription.id), page))
     return count, list(rows.scalars())

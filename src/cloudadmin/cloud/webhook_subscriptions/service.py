@@ -26,6 +26,7 @@ from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import MASK
 
 API_GROUP = "webhook_subscription"
@@ -90,8 +91,6 @@ async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
     await session.flush()
 
 
-async def list_(
-    session: AsyncSession, caller: Caller, *, limit: int, offset: int
-) -> WebhookSubscriptionList:
-    count, rows = await repository.list_visible(session, caller, limit=limit, offset=offset)
+async def list_(session: AsyncSession, caller: Caller, page: Paging) -> WebhookSubscriptionList:
+    count, rows = await repository.list_visible(session, caller, page)
     return WebhookSubscriptionList(count=count, results=[_out(r) for r in rows])

@@ -11,7 +11,7 @@ from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter
-from cloudadmin.kit.params import OffsetQuery, limit_query, ordering_query
+from cloudadmin.kit.params import WholeListPage, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -49,22 +49,21 @@ def _deleted(value: str | None) -> bool | None:
     return {"true": True, "false": False}.get((value or "").lower())
 
 
+SellerOrdering = Annotated[
+    list[str] | None,
+    ordering_query(
+        "id, email, full_name, date_joined, activated, deleted", "activated,-date_joined"
+    ),
+]
+
+
 @router.get("/iam/admin/sellers", summary="Get a list of sellers")
 async def list_sellers(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[
-        int | None,
-        limit_query("The maximum number of items; without it every seller, as an array."),
-    ] = None,
-    offset: OffsetQuery = 0,
-    ordering: Annotated[
-        list[str] | None,
-        ordering_query(
-            "id, email, full_name, date_joined, activated, deleted", "activated,-date_joined"
-        ),
-    ] = None,
+    page: WholeListPage,
+    ordering: SellerOrdering = None,
     seller_id: Annotated[Id32Filter | None, Query(alias="id", description="Filter by id.")] = None,
     id_in: Annotated[
         str | None,
@@ -122,9 +121,7 @@ async def list_sellers(
         deleted=_deleted(deleted),
         reseller_name=reseller_name,
     )
-    return await service.list_sellers(
-        session, caller, flt, limit=limit, offset=offset, ordering=ordering, url=request.url
-    )
+    return await service.list_sellers(session, caller, flt, page, ordering, request.url)
 
 
 @router.delete("/iam/admin/sellers/{sellerId}", status_code=204, summary="Delete a seller")

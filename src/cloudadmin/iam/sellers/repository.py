@@ -13,6 +13,7 @@ from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
 from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Client, Seller
+from cloudadmin.kit.pagination import Paging
 
 
 async def get_visible(
@@ -92,11 +93,9 @@ async def page_visible(
     caller: Caller,
     flt: SellerFilter,
     order_by: list[Any],
-    *,
-    limit: int | None,
-    offset: int,
+    page: Paging,
 ) -> list[tuple[Seller, Client]]:
-    stmt = sliced(_visible_sellers(caller, flt).order_by(*order_by), limit=limit, offset=offset)
+    stmt = sliced(_visible_sellers(caller, flt).order_by(*order_by), page)
     return [(row[0], row[1]) for row in (await session.execute(stmt)).all()]
 
 

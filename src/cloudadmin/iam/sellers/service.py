@@ -18,7 +18,7 @@ from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
 from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
-from cloudadmin.kit.pagination import page_links
+from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.timeparse import isoformat_z
 
 EMAIL_TAKEN = "seller with this email already exists."
@@ -101,9 +101,7 @@ async def list_sellers(
     session: AsyncSession,
     caller: Caller,
     flt: SellerFilter,
-    *,
-    limit: int | None,
-    offset: int,
+    page: Paging,
     ordering: list[str] | None,
     url: URL,
 ) -> list[Seller] | SellerPage:
@@ -111,12 +109,12 @@ async def list_sellers(
     SellersArray); with it a page (SellersPaginatedArray)."""
     require(caller, CallerKind.reseller)
     order_by = parse_ordering(ordering, ORDERING, tiebreak=SellerRow.id)
-    rows = await repository.page_visible(session, caller, flt, order_by, limit=limit, offset=offset)
+    rows = await repository.page_visible(session, caller, flt, order_by, page)
     results = [_out(seller, reseller) for seller, reseller in rows]
-    if limit is None:
+    if page.limit is None:
         return results
     total = await repository.count_visible(session, caller, flt)
-    nxt, prev = page_links(url, count=total, limit=limit, offset=offset)
+    nxt, prev = page.links(url, count=total)
     return SellerPage(count=total, next=nxt, previous=prev, results=results)
 
 

@@ -10,7 +10,7 @@ from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.users import manage, service
 from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
 from cloudadmin.kit.ints import Id32
-from cloudadmin.kit.params import OffsetQuery, limit_query
+from cloudadmin.kit.params import WholeListPage
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute, answers
 
@@ -36,14 +36,11 @@ async def list_users(
     request: Request,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[
-        int | None, limit_query("The maximum number of items; without it every user is returned.")
-    ] = None,
-    offset: OffsetQuery = 0,
+    page: WholeListPage,
 ) -> UserPage:
     """The users of the caller's account that are not deleted, by id. Without `limit`
     every user is returned."""
-    return await manage.list_users(session, caller, limit=limit, offset=offset, url=request.url)
+    return await manage.list_users(session, caller, page, request.url)
 
 
 @router.get("/iam/users/{userId}", summary="Get user's details")

@@ -23,7 +23,7 @@ from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.schemas import User as UserOut
 from cloudadmin.iam.users.schemas import UserPage, UserPatch
 from cloudadmin.iam.users.service import EMAIL_TAKEN, present
-from cloudadmin.kit.pagination import page_links
+from cloudadmin.kit.pagination import Paging
 
 USER_NOT_FOUND = "User not found."
 HIGHER_ROLE = "The specified user has a higher role than yours."
@@ -57,19 +57,13 @@ async def soft_delete(
     )
 
 
-async def list_users(
-    session: AsyncSession, caller: Caller, *, limit: int | None, offset: int, url: URL
-) -> UserPage:
+async def list_users(session: AsyncSession, caller: Caller, page: Paging, url: URL) -> UserPage:
     """The live users of the caller's own account, by id."""
     total = await repository.count_account_users(session, caller.account_id)
-    users = await repository.account_users_page(
-        session, caller.account_id, limit=limit, offset=offset
-    )
+    users = await repository.account_users_page(session, caller.account_id, page)
     account = await session.get(Client, caller.account_id)
     assert account is not None  # the caller's key was accepted: its account exists
-    nxt, prev = (
-        (None, None) if limit is None else page_links(url, count=total, limit=limit, offset=offset)
-    )
+    nxt, prev = page.links(url, count=total)
     return UserPage(
         count=total, next=nxt, previous=prev, results=[present(u, account) for u in users]
     )

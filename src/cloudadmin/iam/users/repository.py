@@ -11,6 +11,7 @@ from cloudadmin.db import locking
 from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import Client, Group, User
 from cloudadmin.kit.crypto import hash_password
+from cloudadmin.kit.pagination import Paging
 
 
 async def get_group(session: AsyncSession, group_id: int) -> Group | None:
@@ -66,13 +67,11 @@ async def count_account_users(session: AsyncSession, account_id: int) -> int:
     return await count_rows(session, User, User.client_id == account_id, User.deleted.is_(False))
 
 
-async def account_users_page(
-    session: AsyncSession, account_id: int, *, limit: int | None, offset: int
-) -> list[User]:
+async def account_users_page(session: AsyncSession, account_id: int, page: Paging) -> list[User]:
     stmt = (
         select(User).where(User.client_id == account_id, User.deleted.is_(False)).order_by(User.id)
     )
-    return list((await session.execute(sliced(stmt, limit=limit, offset=offset))).scalars())
+    return list((await session.execute(sliced(stmt, page))).scalars())
 
 
 async def get_visible(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Request
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.reselling.notifications import service
@@ -15,8 +15,8 @@ from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSettingPage,
     NotificationSettingPatch,
 )
-from cloudadmin.kit.ints import Id32, PageOffset
-from cloudadmin.kit.params import limit_query, ordering_query
+from cloudadmin.kit.ints import Id32
+from cloudadmin.kit.params import WholeListPage, ordering_query
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
@@ -26,6 +26,10 @@ ResellerId = Annotated[Id32, Path()]
 SettingId = Annotated[Id32, Path()]
 BASE = "/iam/reselling/resellers/{resellerId}/notification_settings"
 ITEM = BASE + "/{notificationSettingsId}"
+SettingOrdering = Annotated[
+    list[str] | None,
+    ordering_query("Fields id, reseller, notification_type, email, enabled", "-id"),
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +49,10 @@ async def list_notification_settings(
     resellerId: ResellerId,
     session: Session,
     caller: CurrentCaller,
-    limit: Annotated[
-        int | None, limit_query("Page size; without it every setting is returned.")
-    ] = None,
-    offset: Annotated[PageOffset, Query()] = 0,
-    ordering: Annotated[
-        list[str] | None,
-        ordering_query("Fields id, reseller, notification_type, email, enabled", "-id"),
-    ] = None,
+    page: WholeListPage,
+    ordering: SettingOrdering = None,
 ) -> NotificationSettingPage:
-    return await service.list_settings(
-        session, caller, resellerId, limit=limit, offset=offset, ordering=ordering, url=request.url
-    )
+    return await service.list_settings(session, caller, resellerId, page, ordering, request.url)
 
 
 @router.post(

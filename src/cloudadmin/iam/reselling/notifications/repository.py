@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.db import locking
 from cloudadmin.db.filters import count_rows, sliced
 from cloudadmin.db.models import NotificationSetting
+from cloudadmin.kit.pagination import Paging
 
 
 async def count(session: AsyncSession, reseller_id: int) -> int:
@@ -22,16 +23,14 @@ async def page(
     session: AsyncSession,
     reseller_id: int,
     order_by: list[Any],
-    *,
-    limit: int | None,
-    offset: int,
+    page: Paging,
 ) -> list[NotificationSetting]:
     stmt = (
         select(NotificationSetting)
         .where(NotificationSetting.reseller_id == reseller_id)
         .order_by(*order_by)
     )
-    return list((await session.execute(sliced(stmt, limit=limit, offset=offset))).scalars())
+    return list((await session.execute(sliced(stmt, page))).scalars())
 
 
 async def get(

@@ -25,7 +25,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
 )
 from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
-from cloudadmin.kit.pagination import page_links
+from cloudadmin.kit.pagination import Paging
 
 ORDERING = {
     "id": Row.id,
@@ -88,19 +88,15 @@ async def list_settings(
     session: AsyncSession,
     caller: Caller,
     reseller_id: int,
-    *,
-    limit: int | None,
-    offset: int,
+    page: Paging,
     ordering: list[str] | None,
     url: URL,
 ) -> NotificationSettingPage:
     reseller = await _reseller(session, caller, reseller_id)
     order_by = parse_ordering(ordering, ORDERING, tiebreak=Row.id)
     total = await repository.count(session, reseller.id)
-    rows = await repository.page(session, reseller.id, order_by, limit=limit, offset=offset)
-    nxt, prev = (
-        (None, None) if limit is None else page_links(url, count=total, limit=limit, offset=offset)
-    )
+    rows = await repository.page(session, reseller.id, order_by, page)
+    nxt, prev = page.links(url, count=total)
     return NotificationSettingPage(
         count=total, next=nxt, previous=prev, results=[_out(r) for r in rows]
     )
