@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.db.models.accounts import GROUPS
+from cloudadmin.iam.reselling.branding import schemas as branding
 from cloudadmin.importer.fields import (
     BigId,
     Cidr,
@@ -22,7 +23,6 @@ from cloudadmin.importer.fields import (
     Id,
     Int32,
     Int64,
-    PortText,
     Timestamp,
     Uuid,
     ValidEmail,
@@ -215,43 +215,38 @@ class SellerRecord(Record):
 # --- reselling ------------------------------------------------------------------
 
 
-# The branding's settings objects: every field may be left out (null), as in the
-# API's answers, and a load keeps exactly the fields given (exclude_unset).
+# The branding's settings objects are the API's (a load refuses what a PUT refuses), but
+# strict and closed like every record, and with every field optional: a load keeps exactly
+# the fields given (exclude_unset).
 
 
-class Colors(Record):
+class Colors(branding.Colors):
     """The theme colours of a reseller's panel."""
 
-    header: str | None = None
-    primary: str | None = None
-    headerText: str | None = None
+    model_config = Record.model_config
 
 
-class PublicSettings(Record):
+class PublicSettings(branding.OptionalPublicSettings):
     """What a reseller's customers see: links, contacts, the sender address."""
 
-    showApiDoc: bool | None = None
-    showStatusPage: str | None = None
-    showKnowledgeBase: bool | None = None
-    showTickets: bool | None = None
-    brandName: str | None = None
-    websiteLink: str | None = None
-    supportEmail: str | None = None
-    supportPhone: str | None = None
-    agreementLink: str | None = None
-    entryBaseDomain: str | None = None
-    fromEmail: Email | None = None
+    model_config = Record.model_config
+
+    showApiDoc: bool | None = None  # noqa: N815
+    showStatusPage: branding.StatusPageText | None = None  # noqa: N815
+    showKnowledgeBase: bool | None = None  # noqa: N815
+    showTickets: bool | None = None  # noqa: N815
+    # As every address of a load: demo and test documents send from reserved test
+    # domains (.test), which the API's check refuses.
+    fromEmail: Email | None = None  # noqa: N815
     colors: Colors | None = None
 
 
-class MailServer(Record):
+class MailServer(branding.MailServerAccess):
     """The reseller's own SMTP server; its password is stored encrypted."""
 
+    model_config = Record.model_config
+
     tls: bool | None = None
-    host: str | None = None
-    port: PortText | None = None
-    login: str | None = None
-    password: str | None = None
 
 
 class PrivateSettings(Record):
@@ -260,7 +255,7 @@ class PrivateSettings(Record):
 
 class BrandingRecord(Record):
     reseller: Id
-    domain: Text255 = ""
+    domain: branding.Domain = ""
     publicSettings: PublicSettings = PublicSettings()
     privateSettings: PrivateSettings = PrivateSettings()
     deleted: bool = False

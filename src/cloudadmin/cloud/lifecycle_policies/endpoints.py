@@ -16,6 +16,7 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])
 
 BASE = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
+NeedVolumes = Annotated[bool, Query(description="Fill `volumes` (an empty list otherwise).")]
 
 
 @router.get(f"{BASE}/{{policy_id}}", summary="Read a snapshot lifecycle policy")
@@ -24,9 +25,7 @@ async def get_lifecycle_policy(
     policy_id: Annotated[int, Path(ge=1, le=INT32_MAX, description="Policy ID")],
     session: Session,
     caller: CurrentCaller,
-    need_volumes: Annotated[
-        bool, Query(description="Include the policy's volumes (empty otherwise).")
-    ] = False,
+    need_volumes: NeedVolumes = False,
 ) -> LifecyclePolicy:
     """Any user of the account that owns the project; operators. `schedules` holds `cron`
     and `interval` schedules (discriminated by `type`); `volumes` is filled only with
@@ -40,9 +39,7 @@ async def list_lifecycle_policies(
     session: Session,
     caller: CurrentCaller,
     page: Page,
-    need_volumes: Annotated[
-        bool, Query(description="Include each policy's volumes, as for one policy.")
-    ] = False,
+    need_volumes: NeedVolumes = False,
 ) -> LifecyclePolicyList:
     """The policies of the project in the region, by id. Any user of the account that owns
     the project; operators. Each policy reads as the GET of one does, `volumes` following

@@ -51,14 +51,21 @@ user_groups = Table(
 )
 
 
-class Client(Base):
+class _Contact:
+    """The columns an account and a user have alike; the first three stay first in the
+    table (an export lists a row's fields in this order)."""
+
+    id: Mapped[IntKey] = mapped_column(sort_order=-1)
+    email: Mapped[Email] = mapped_column(sort_order=-1)
+    name: Mapped[Str255 | None] = mapped_column(sort_order=-1)
+    phone: Mapped[str | None] = mapped_column(String(50))
+
+
+class Client(_Contact, Base):
     """An account: common client, reseller or sales."""
 
     __tablename__ = "clients"
 
-    id: Mapped[IntKey]
-    email: Mapped[Email]
-    name: Mapped[Str255 | None]
     status: Mapped[str] = mapped_column(String(20), default="active")
     company_name: Mapped[Str255]
     # The name as compared for uniqueness (docs/iam.md): set with company_name, below for
@@ -77,7 +84,6 @@ class Client(Base):
     deleted: Mapped[FalseByDefault]
     bill_type: Mapped[str] = mapped_column(String(50), default="postpaid")
     is_test: Mapped[FalseByDefault]
-    phone: Mapped[str | None] = mapped_column(String(50))
     website: Mapped[Str255 | None]
     signup_process: Mapped[str | None] = mapped_column(String(20))
     custom_id: Mapped[Str255 | None]
@@ -101,14 +107,12 @@ class Client(Base):
         return value
 
 
-class User(Base):
+class User(_Contact, Base):
+    """A person who signs in to an account."""
+
     __tablename__ = "users"
 
-    id: Mapped[IntKey]
-    email: Mapped[Email]
-    name: Mapped[Str255 | None]
     lang: Mapped[str] = mapped_column(String(2), default="en")
-    phone: Mapped[str | None] = mapped_column(String(50))
     company: Mapped[Str255 | None]
     client_id: Mapped[AccountRef]
     deleted: Mapped[FalseByDefault]

@@ -71,11 +71,9 @@ class Colors(LenientBody):
     headerText: Color | None = None  # noqa: N815
 
 
-class PublicSettingsWrite(LenientBody):
-    showApiDoc: bool  # noqa: N815
-    showStatusPage: StatusPageText  # noqa: N815
-    showKnowledgeBase: bool  # noqa: N815
-    showTickets: bool  # noqa: N815
+class OptionalPublicSettings(LenientBody):
+    """The public settings that may be left out (the importer's record shares them)."""
+
     brandName: Short | None = None  # noqa: N815
     fromEmail: EmailStr | None = None  # noqa: N815
     websiteLink: Link | None = None  # noqa: N815
@@ -83,6 +81,13 @@ class PublicSettingsWrite(LenientBody):
     supportPhone: Short | None = None  # noqa: N815
     agreementLink: Link | None = None  # noqa: N815
     entryBaseDomain: Domain | None = None  # noqa: N815
+
+
+class PublicSettingsWrite(OptionalPublicSettings):
+    showApiDoc: bool  # noqa: N815
+    showStatusPage: StatusPageText  # noqa: N815
+    showKnowledgeBase: bool  # noqa: N815
+    showTickets: bool  # noqa: N815
     colors: Colors = Field(default_factory=Colors)
 
 
@@ -114,8 +119,10 @@ class PublicSettings(BaseModel):
     favicon: str | None = omitted("URL of the uploaded favicon (served by this service).")
 
 
-class MailServerWrite(LenientBody):
-    tls: bool = False
+class MailServerAccess(LenientBody):
+    """Where and as whom the service reaches a reseller's mail server (the importer's
+    record shares it)."""
+
     host: Short | None = Field(
         default=None,
         description="Loopback, private, link-local, CGNAT and metadata addresses are "
@@ -129,6 +136,10 @@ class MailServerWrite(LenientBody):
         "null or empty: remove it; any other value: the new password (stored encrypted).",
         json_schema_extra={"format": "password"},
     )
+
+
+class MailServerWrite(MailServerAccess):
+    tls: bool = False
 
 
 class MailServer(BaseModel):
