@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import ActivityLogEntry, Seller
-from cloudadmin.web.route import describe
+from cloudadmin.web.route import ApiRoute, answers, describe
 from tests.factories import Landscape, auth, landscape, make_seller
 
 SELLERS = "/iam/admin/sellers"
@@ -161,6 +161,19 @@ class TestDeclarations:
         assert r.status_code == 204, r.text
         # Not a JSON null, nor a JSON content type for nothing.
         assert r.content == b"" and "content-type" not in r.headers
+
+    def test_a_handler_returning_nothing_is_204_unless_its_decorator_names_another(self):
+        async def nothing() -> None:
+            """Does it."""
+
+        assert ApiRoute("/x", nothing, methods=["POST"]).status_code == 204
+        named = ApiRoute("/x", nothing, methods=["DELETE"], **answers(200, "Deleted."))
+        assert named.status_code == 200
+
+        async def something() -> dict[str, int]:
+            return {}
+
+        assert ApiRoute("/x", something, methods=["POST"]).status_code is None  # FastAPI's 200
 
     def test_a_description_joins_the_lines_of_each_paragraph(self):
         doc = """One line

@@ -17,7 +17,7 @@ from cloudadmin.db.request_db import RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ApiError, TokenNotValid
 from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.outbound import Destinations, Outbound
 
 
 class NoteFailedLogin(Protocol):
@@ -145,7 +145,14 @@ async def get_outbound(request: Request) -> Outbound:
     return app_state(request.app).outbound
 
 
+async def get_destinations(request: Request) -> Destinations:
+    state = app_state(request.app)
+    return Destinations(outbound=state.outbound, box=state.secret_box)
+
+
 # What a handler hands its service from the application: the box that encrypts stored
-# secrets, and where outbound connections may go.
+# secrets, where outbound connections may go, and both together for a change that
+# stores a destination with its secret.
 AppSecretBox = Annotated[SecretBox, Depends(get_secret_box)]
 AppOutbound = Annotated[Outbound, Depends(get_outbound)]
+AppDestinations = Annotated[Destinations, Depends(get_destinations)]

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cloudadmin.kit.crypto import SecretBox
+
 if TYPE_CHECKING:
     from cloudadmin.config import Settings
 
@@ -232,3 +234,13 @@ class Outbound:
                 return sock
         assert last is not None
         raise last
+
+
+@dataclass(frozen=True, slots=True)
+class Destinations:
+    """What a change that stores a destination the service will connect to needs: where
+    outbound connections may go, and the box its secret is sealed in (a broker's
+    connection string, a webhook's header value, a mail server's password)."""
+
+    outbound: Outbound
+    box: SecretBox

@@ -122,18 +122,20 @@ def _returns_nothing(endpoint: Callable[..., Any]) -> bool:
 class ApiRoute(APIRoute):
     """The route of every API operation: one transaction a request (none for a read), and
     an activity-log row. A handler says each thing once: its docstring is the operation's
-    description, ``-> None`` answers its status with an empty body, and a query model
-    (web/query_model.py) documents its own parameters."""
+    description, ``-> None`` answers 204 (or the status its decorator names) with an empty
+    body, and a query model (web/query_model.py) documents its own parameters."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
         # An operation is described by its handler's docstring (as FastAPI does).
         if options.get("description") is None and endpoint.__doc__:
             options["description"] = describe(endpoint.__doc__)
-        # A handler that returns nothing answers with its status and no body at all, not
-        # with a JSON null (nor a JSON content type on a 204).
-        default_class = isinstance(options.get("response_class"), DefaultPlaceholder)
-        if default_class and _returns_nothing(endpoint):
-            options["response_class"] = Response
+        # A handler that returns nothing answers 204 No Content unless its decorator names
+        # another status, and no body at all: not a JSON null (nor a JSON content type).
+        if _returns_nothing(endpoint):
+            if options.get("status_code") is None:
+                options["status_code"] = 204
+            if isinstance(options.get("response_class"), DefaultPlaceholder):
+                options["response_class"] = Response
         # Its operation id is the provider's (web/operation_ids.py), whichever router
         # holds it.
         if isinstance(options.get("generate_unique_id_function"), DefaultPlaceholder):

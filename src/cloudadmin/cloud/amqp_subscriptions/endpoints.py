@@ -6,7 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import (
+    AppDestinations,
+    AppOutbound,
+    AppSecretBox,
+    CurrentActor,
+    CurrentCaller,
+    Session,
+)
 from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
@@ -19,33 +26,24 @@ from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
-router = APIRouter(route_class=ApiRoute, tags=["User actions: AMQP subscriptions"])
-
-BASE = "/cloud/v1/user_actions"
+router = APIRouter(
+    prefix="/cloud/v1/user_actions", route_class=ApiRoute, tags=["User actions: AMQP subscriptions"]
+)
 SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscription ID")]
 
 
 @router.post(
-    f"{BASE}/subscribe_amqp",
-    status_code=204,
-    dependencies=[IDEMPOTENT],
-    summary="Subscribe to user actions over AMQP",
+    "/subscribe_amqp", dependencies=[IDEMPOTENT], summary="Subscribe to user actions over AMQP"
 )
 async def subscribe_amqp(
-    body: AmqpSubscriptionCreate,
-    session: Session,
-    actor: CurrentActor,
-    box: AppSecretBox,
-    outbound: AppOutbound,
+    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, to: AppDestinations
 ) -> None:
     """Creates the caller's account's subscription (one per account). Administrators of the
     account; operators (for their own account)."""
-    await service.subscribe(session, actor, box, outbound, body)
+    await service.subscribe(session, actor, to, body)
 
 
-@router.post(
-    f"{BASE}/subscribe_amqp_test", status_code=204, summary="Send a test message to an AMQP broker"
-)
+@router.post("/subscribe_amqp_test", summary="Send a test message to an AMQP broker")
 async def subscribe_amqp_test(
     body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, outbound: AppOutbound
 ) -> None:
@@ -59,15 +57,13 @@ async def subscribe_amqp_test(
     await probe.send_test_message(session, actor, outbound, body)
 
 
-@router.post(
-    f"{BASE}/unsubscribe_amqp", status_code=204, summary="Unsubscribe from user actions over AMQP"
-)
+@router.post("/unsubscribe_amqp", summary="Unsubscribe from user actions over AMQP")
 async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> None:
     """Deletes the caller's account's subscription; 404 when there is none."""
     await service.unsubscribe(session, actor)
 
 
-@router.get(f"{BASE}/amqp_subscriptions_list", summary="List AMQP subscriptions")
+@router.get("/amqp_subscriptions_list", summary="List AMQP subscriptions")
 async def list_amqp_subscriptions(
     session: Session,
     caller: CurrentCaller,
@@ -82,7 +78,7 @@ async def list_amqp_subscriptions(
     return await service.list_(session, caller, box, page, client_id=client_id)
 
 
-@router.get(f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Read an AMQP subscription")
+@router.get("/amqp_subscriptions/{subscription_id}", summary="Read an AMQP subscription")
 async def get_amqp_subscription(
     subscription_id: SubscriptionId, session: Session, caller: CurrentCaller, box: AppSecretBox
 ) -> AmqpSubscription:
@@ -90,19 +86,16 @@ async def get_amqp_subscription(
     return await service.get(session, caller, box, subscription_id)
 
 
-@router.patch(
-    f"{BASE}/amqp_subscriptions/{{subscription_id}}", summary="Update an AMQP subscription"
-)
+@router.patch("/amqp_subscriptions/{subscription_id}", summary="Update an AMQP subscription")
 async def update_amqp_subscription(
     subscription_id: SubscriptionId,
     body: AmqpSubscriptionUpdate,
     session: Session,
     actor: CurrentActor,
-    box: AppSecretBox,
-    outbound: AppOutbound,
+    to: AppDestinations,
 ) -> AmqpSubscription:
     """Partial: only the fields sent change. The connection string is validated and stored
     encrypted; the answer masks its password, and a connection string sent back with the
     masked password (`user:***@`) keeps the stored one. New delivery settings are tried at
     once (the retry backoff is reset). Administrators of the owning account; operators."""
-    return await service.update(session, actor, box, outbound, subscription_id, body)
+    return await service.update(session, actor, to, subscription_id, body)

@@ -32,7 +32,7 @@ from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.outbound import Destinations, Outbound
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import mask_url_password
 
@@ -80,20 +80,16 @@ async def _record(
 
 
 async def subscribe(
-    session: AsyncSession,
-    actor: Actor,
-    box: SecretBox,
-    outbound: Outbound,
-    body: AmqpSubscriptionCreate,
+    session: AsyncSession, actor: Actor, to: Destinations, body: AmqpSubscriptionCreate
 ) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
-    plain = new_connection_string(body.connection_string, outbound)
+    plain = new_connection_string(body.connection_string, to.outbound)
     existing = await repository.of_account(session, caller.account_id)
     refuse_another(existing, "AMQP", "update it or unsubscribe first.")
     row = SubscriptionRow(
         client_id=caller.account_id,
-        connection_string_encrypted=box.encrypt(plain),
+        connection_string_encrypted=to.box.encrypt(plain),
         exchange=body.exchange,
         routing_key=body.routing_key,
         receive_child_client_events=body.receive_child_client_events,
@@ -147,8 +143,7 @@ async def list_(
 async def update(
     session: AsyncSession,
     actor: Actor,
-    box: SecretBox,
-    outbound: Outbound,
+    to: Destinations,
     subscription_id: int,
     body: AmqpSubscriptionUpdate,
 ) -> AmqpSubscription:
@@ -169,14 +164,14 @@ async def update(
     changes: dict[str, Any] = {}
     if "connection_string" in sent:
         plain = validated(body.connection_string or "")
-        stored = box.decrypt(row.connection_string_encrypted)
+        stored = to.box.decrypt(row.connection_string_encrypted)
         if has_masked_password(plain):
             # What GET answered, sent back (perhaps with another host): the password
             # stays the stored one, as the branding mail password does.
             plain = with_password_of(plain, stored)
         if plain != stored:
-            check_destination(plain, outbound)
-            row.connection_string_encrypted = box.encrypt(plain)
+            check_destination(plain, to.outbound)
+            row.connection_string_encrypted = to.box.encrypt(plain)
             changes["connection_string"] = plain
     for name in ("exchange", "routing_key", "receive_child_client_events"):
         if name in sent and getattr(row, name) != getattr(body, name):
@@ -187,7 +182,7 @@ async def update(
         await _retry_now(session, row.id)
     if changes:
         await _record(session, actor, "update", row, owner.reseller_id, changes)
-    return _out(row, box)
+    return _out(row, to.box)
 
 
 async def _retry_now(session: AsyncSession, subscription_id: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.scoping import Page
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
@@ -14,23 +14,20 @@ from cloudadmin.cloud.webhook_subscriptions.schemas import (
 from cloudadmin.web.idempotency import IDEMPOTENT
 from cloudadmin.web.route import ApiRoute
 
-router = APIRouter(route_class=ApiRoute, tags=["User actions: webhook subscriptions"])
-
-BASE = "/cloud/v1/user_actions"
+router = APIRouter(
+    prefix="/cloud/v1/user_actions",
+    route_class=ApiRoute,
+    tags=["User actions: webhook subscriptions"],
+)
 
 
 @router.post(
-    f"{BASE}/subscribe",
-    status_code=204,
+    "/subscribe",
     dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
 )
 async def subscribe_webhook(
-    body: WebhookSubscriptionCreate,
-    session: Session,
-    actor: CurrentActor,
-    box: AppSecretBox,
-    outbound: AppOutbound,
+    body: WebhookSubscriptionCreate, session: Session, actor: CurrentActor, to: AppDestinations
 ) -> None:
     """Creates the caller's account's webhook subscription (one per account): each user
     action of the account is POSTed to `url` as JSON (the same record the AMQP message
@@ -39,12 +36,11 @@ async def subscribe_webhook(
     name or password, or names an address that is not allowed (loopback, private,
     link-local, metadata...; host names are checked each time the service connects).
     Administrators of the account; operators (for their own account)."""
-    await service.subscribe(session, actor, box, outbound, body)
+    await service.subscribe(session, actor, to, body)
 
 
 @router.post(
-    f"{BASE}/unsubscribe",
-    status_code=204,
+    "/unsubscribe",
     summary="Unsubscribe from user actions over an HTTP webhook",
     responses={404: {"description": "The account has no webhook subscription"}},
 )
@@ -54,7 +50,7 @@ async def unsubscribe_webhook(session: Session, actor: CurrentActor) -> None:
     await service.unsubscribe(session, actor)
 
 
-@router.get(f"{BASE}/subscriptions_list", summary="List webhook subscriptions")
+@router.get("/subscriptions_list", summary="List webhook subscriptions")
 async def list_webhook_subscriptions(
     session: Session, caller: CurrentCaller, page: Page
 ) -> WebhookSubscriptionList:

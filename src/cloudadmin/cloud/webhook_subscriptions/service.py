@@ -24,8 +24,7 @@ from cloudadmin.db.models import WebhookSubscription as SubscriptionRow
 from cloudadmin.errors import NotFound, ValidationError
 from cloudadmin.events import user_actions
 from cloudadmin.events.user_actions import Resource
-from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound
+from cloudadmin.kit.outbound import Destinations, Outbound
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import MASK
 
@@ -50,22 +49,18 @@ def _checked(body: WebhookSubscriptionCreate, outbound: Outbound) -> None:
 
 
 async def subscribe(
-    session: AsyncSession,
-    actor: Actor,
-    box: SecretBox,
-    outbound: Outbound,
-    body: WebhookSubscriptionCreate,
+    session: AsyncSession, actor: Actor, to: Destinations, body: WebhookSubscriptionCreate
 ) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
-    _checked(body, outbound)
+    _checked(body, to.outbound)
     existing = await repository.of_account(session, caller.account_id)
     refuse_another(existing, "webhook", "unsubscribe first.")
     row = SubscriptionRow(
         client_id=caller.account_id,
         url=body.url,
         auth_header_name=body.auth_header_name,
-        auth_header_value_encrypted=box.encrypt(body.auth_header_value),
+        auth_header_value_encrypted=to.box.encrypt(body.auth_header_value),
     )
     session.add(row)
     await session.flush()

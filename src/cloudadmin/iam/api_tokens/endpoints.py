@@ -78,9 +78,7 @@ async def get_api_token(
     return await service.get_token(session, caller, clientId, tokenId)
 
 
-@router.delete(
-    "/iam/clients/{clientId}/tokens/{tokenId}", status_code=204, summary="Delete an API token"
-)
+@router.delete("/iam/clients/{clientId}/tokens/{tokenId}", summary="Delete an API token")
 async def delete_api_token(
     clientId: ClientId, tokenId: TokenId, session: Session, actor: CurrentActor
 ) -> None:

@@ -69,9 +69,7 @@ async def update_client(
     return await service.update(session, actor, clientId, body)
 
 
-@router.delete(
-    "/iam/clients/{clientId}", status_code=204, summary="Request deletion of a client account"
-)
+@router.delete("/iam/clients/{clientId}", summary="Request deletion of a client account")
 async def request_client_deletion(
     clientId: ClientId, session: Session, actor: CurrentActor
 ) -> None:

@@ -124,7 +124,7 @@ async def list_sellers(
     return await service.list_sellers(session, caller, flt, page, ordering, request.url)
 
 
-@router.delete("/iam/admin/sellers/{sellerId}", status_code=204, summary="Delete a seller")
+@router.delete("/iam/admin/sellers/{sellerId}", summary="Delete a seller")
 async def delete_seller(sellerId: SellerId, session: Session, actor: CurrentActor) -> None:
     """Marks the seller deleted (it is still read, with `deleted` true) and unassigns it
     from its clients, which stay without a seller."""

@@ -9,7 +9,7 @@ from fastapi import APIRouter, File, Request, UploadFile
 from fastapi.responses import FileResponse
 
 from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import AppOutbound, AppSecretBox, CurrentActor, CurrentCaller, Session
+from cloudadmin.auth.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.branding import blobs, images, service, serving
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings, BrandingWrite
@@ -43,10 +43,9 @@ async def replace_branding_settings(
     body: BrandingWrite,
     session: Session,
     actor: CurrentActor,
-    box: AppSecretBox,
-    outbound: AppOutbound,
+    to: AppDestinations,
 ) -> BrandingSettings:
-    return await service.replace(session, actor, body, box, _url_for(request), outbound=outbound)
+    return await service.replace(session, actor, body, to, _url_for(request))
 
 
 async def _read(part: str, upload: UploadFile | None) -> bytes | None:

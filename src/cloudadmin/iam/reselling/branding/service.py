@@ -26,8 +26,7 @@ from cloudadmin.iam.reselling.branding.schemas import (
     PrivateSettings,
     PublicSettings,
 )
-from cloudadmin.kit.crypto import SecretBox
-from cloudadmin.kit.outbound import Outbound, OutboundRefused
+from cloudadmin.kit.outbound import Destinations, OutboundRefused
 
 # Given a stored file name, its public URL.
 UrlFor = Callable[[str], str]
@@ -95,16 +94,14 @@ async def replace(
     session: AsyncSession,
     actor: Actor,
     body: BrandingWrite,
-    box: SecretBox,
+    to: Destinations,
     url_for: UrlFor,
-    *,
-    outbound: Outbound | None = None,
 ) -> BrandingSettings:
     reseller = await own_reseller(session, actor.caller)
     mail_host = body.privateSettings.mailServer.host if body.privateSettings.mailServer else None
     if mail_host:
         try:
-            (outbound or Outbound()).check_host(mail_host)
+            to.outbound.check_host(mail_host)
         except OutboundRefused as exc:
             raise ValidationError.field(MAIL_HOST_FIELD, str(exc)) from exc
     branding = await repository.get_or_add(session, reseller.id)
@@ -119,7 +116,8 @@ async def replace(
         branding.mail_server = mail.model_dump(mode="json", exclude={"password"})
         sent_password = "password" in mail.model_fields_set
         if sent_password and mail.password != MAIL_PASSWORD_MASK:
-            branding.mail_password_encrypted = box.encrypt(mail.password) if mail.password else None
+            sealed = to.box.encrypt(mail.password) if mail.password else None
+            branding.mail_password_encrypted = sealed
     if (dict(branding.mail_server or {}), branding.mail_password_encrypted) != mail_before:
         # A repaired mail server is tried at once, not after the old one's backoff.
         await session.execute(

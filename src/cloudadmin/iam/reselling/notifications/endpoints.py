@@ -80,7 +80,7 @@ async def update_notification_setting(
     )
 
 
-@router.delete(ITEM, status_code=204, summary="Delete a notification setting")
+@router.delete(ITEM, summary="Delete a notification setting")
 async def delete_notification_setting(
     setting: Setting, session: Session, actor: CurrentActor
 ) -> None:
