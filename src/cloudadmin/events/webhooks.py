@@ -109,7 +109,9 @@ class WebhookSender:
 
     def __init__(self, outbound: Outbound | None = None) -> None:
         self.outbound = outbound or Outbound()
-        self._client = client(self.outbound)
+        # Made for the first webhook: its TLS contexts cost a start of the service about
+        # 30 ms, and most deployments deliver no webhook at all.
+        self._client: httpx.AsyncClient | None = None
 
     async def post(
         self,
@@ -131,6 +133,8 @@ class WebhookSender:
                 return accepted  # the rest in the next batch, under a fresh lease
             try:
                 async with asyncio.timeout(self.outbound.timeout):
+                    if self._client is None:
+                        self._client = client(self.outbound)
                     response = await self._client.post(
                         url,
                         content=json.dumps(body, separators=(",", ":")).encode(),
@@ -153,7 +157,8 @@ class WebhookSender:
         return len(messages)
 
     async def close(self) -> None:
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 def _failure(exc: BaseException, accepted: int) -> WebhookError:
