@@ -96,6 +96,42 @@ async def fresh_url(database_url: str, tmp_path):  # type: ignore[no-untyped-def
     await drop_pg_database(base, url)
 
 
+class TestStartAtHead:
+    """A start finds its schema current with one query, without Alembic."""
+
+    async def test_an_empty_database_is_at_no_revision_until_migrated(self, fresh_url: str):
+        import asyncio
+
+        from cloudadmin.db.migrate import current_revision, head_revision, upgrade
+
+        assert await asyncio.to_thread(current_revision, fresh_url) is None
+        await asyncio.to_thread(upgrade, fresh_url)
+        assert await asyncio.to_thread(current_revision, fresh_url) == head_revision()
+
+    async def test_only_a_database_behind_the_head_reaches_alembic(
+        self, fresh_url: str, monkeypatch: pytest.MonkeyPatch
+    ):
+        import asyncio
+
+        from alembic import command
+
+        from cloudadmin.db.migrate import alembic_config, current_revision, upgrade
+
+        await asyncio.to_thread(upgrade, fresh_url)
+        previous = await asyncio.to_thread(current_revision, fresh_url)
+        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "-1")
+        behind = await asyncio.to_thread(current_revision, fresh_url)
+        assert behind is not None and behind != previous
+        await asyncio.to_thread(upgrade, fresh_url)  # Alembic runs the last migration again
+        assert await asyncio.to_thread(current_revision, fresh_url) == previous
+
+        def refused(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError("Alembic was asked to upgrade a database at its head")
+
+        monkeypatch.setattr(command, "upgrade", refused)
+        await asyncio.to_thread(upgrade, fresh_url)
+
+
 class TestHistory:
     async def test_one_head_and_full_downgrade(self, fresh_url: str):
         import asyncio
@@ -103,10 +139,10 @@ class TestHistory:
         from alembic import command
         from alembic.script import ScriptDirectory
 
-        from cloudadmin.db.migrate import alembic_config, upgrade
+        from cloudadmin.db.migrate import alembic_config, head_revision, upgrade
 
         config = alembic_config(fresh_url)
-        assert len(ScriptDirectory.from_config(config).get_heads()) == 1
+        assert ScriptDirectory.from_config(config).get_heads() == [head_revision()]
         await asyncio.to_thread(upgrade, fresh_url)
         await asyncio.to_thread(command.downgrade, config, "base")
         await asyncio.to_thread(upgrade, fresh_url)
