@@ -1,4 +1,4 @@
-"""Scheduling the suite over pytest-xdist workers (scripts/test runs `-n auto`).
+"""Scheduling the suite over pytest-xdist workers (scripts/test runs one per core, plus one).
 
 The tests that measure time (marked timing) and those that load the whole machine (marked
 heavy: a fuzzer, a load generator) form one lane: one worker runs them one after the
