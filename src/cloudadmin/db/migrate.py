@@ -27,9 +27,9 @@ def alembic_config(url: str | None = None) -> Config:
 
 def head_revision() -> str:
     """The newest migration's revision, read from the file names alone: a revision is its
-    file's number (0019 in 0019_addendums_name_indexes.py) and each migration follows the
-    one before, so the largest number is the one head (tests/db/test_migrations.py holds
-    this against Alembic's own reading of the migrations)."""
+    file's number (0019 in 0019_addendums_name_indexes.py), and the history's one head is
+    its largest number (tests/db/test_migrations.py holds this against Alembic's own
+    reading of the migrations)."""
     versions = resources.files("cloudadmin.migrations") / "versions"
     return max(m.group(1) for path in versions.iterdir() if (m := _REVISION_FILE.match(path.name)))
 

@@ -103,13 +103,3 @@ def _cidr(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
-
-
-def _port_text(value: Any) -> Any:
-    # The spec types mailServer.port as a string; a JSON number is the same port.
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return value
-
-
-PortText = Annotated[str, BeforeValidator(_port_text), Field(max_length=10)]
