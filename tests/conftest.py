@@ -4,7 +4,6 @@ that is emptied between tests, through the real ASGI app."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,7 +19,6 @@ from cloudadmin.db.migrate import upgrade
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 from tests.routed_apps import kept_engine, routed_app
-from tests.scheduling import in_lane
 
 # Fails a test that made db/driver.py fall back to SQLAlchemy unexpectedly; schedules the
 # tests over pytest-xdist workers.
@@ -35,26 +33,6 @@ OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
 # tested in tests/kit/test_password_hashing.py.
 os.environ.setdefault("CLOUDADMIN_PASSWORD_HASH_TIME_COST", "1")
 os.environ.setdefault("CLOUDADMIN_PASSWORD_HASH_MEMORY_KIB", "64")
-
-
-@pytest.fixture(autouse=True)
-def _one_lane_test_at_a_time(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    # tests/scheduling.py runs the tests that measure time or load the whole machine in
-    # one worker; under another --dist they still take turns, through a lock shared by
-    # the workers.
-    if not in_lane(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
-        yield
-        return
-    # Each worker's base temporary directory is a child of the run's.
-    lock = tmp_path_factory.getbasetemp().parent / "lane-tests.lock"
-    with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])

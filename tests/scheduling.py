@@ -17,8 +17,10 @@ not collect: the workers write the lane's and the slow tests' ids to a file it r
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,25 @@ def in_lane(item: pytest.Item) -> bool:
 
 def slow(item: pytest.Item) -> bool:
     return item.get_closest_marker("slow") is not None
+
+
+@pytest.fixture(autouse=True)
+def _one_lane_test_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    # The lane runs in one worker; under another --dist its tests still take turns,
+    # through a lock shared by the workers.
+    if not in_lane(request.node) or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    # Each worker's base temporary directory is a child of the run's.
+    lock = tmp_path_factory.getbasetemp().parent / "lane-tests.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _distributing(config: pytest.Config) -> bool:
