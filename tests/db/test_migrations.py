@@ -97,7 +97,7 @@ async def fresh_url(database_url: str, tmp_path):  # type: ignore[no-untyped-def
 
 
 class TestStartAtHead:
-    """A start finds its schema current with one query, without Alembic."""
+    """A start finds its schema current with two small queries, without Alembic."""
 
     async def test_an_empty_database_is_at_no_revision_until_migrated(self, fresh_url: str):
         import asyncio
