@@ -107,12 +107,10 @@ class Throttle:
                 ("auth-failures", address),
                 "Too many failed authentications from this address.",
             )
+        if self._per_key is None:
+            return
         key_id = presented_key_id(request)
-        if (
-            self._per_key is not None
-            and key_id is not None
-            and not await self._test(self._per_key, "key", str(key_id))
-        ):
+        if key_id is not None and not await self._test(self._per_key, "key", str(key_id)):
             raise await self._throttled(
                 self._per_key, ("key", str(key_id)), "Too many requests with this API key."
             )

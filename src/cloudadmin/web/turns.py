@@ -26,20 +26,23 @@ class Turns:
     async def turn(self) -> AsyncIterator[None]:
         # Counted as waiting only when it has to (every connection is held): the gauges
         # are what /metrics shows of the pool's saturation.
-        waits = self._slots.locked()
-        if waits:
-            DB_REQUESTS_WAITING.inc()
-        try:
-            async with asyncio.timeout(self._timeout):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise ServiceUnavailable("The database is busy.") from None
-        finally:
-            if waits:
-                DB_REQUESTS_WAITING.dec()
+        if self._slots.locked():
+            await self._wait()
+        else:
+            await self._slots.acquire()  # a free turn: taken at once, nothing to time
         DB_CONNECTIONS_IN_USE.inc()
         try:
             yield
         finally:
             DB_CONNECTIONS_IN_USE.dec()
             self._slots.release()
+
+    async def _wait(self) -> None:
+        DB_REQUESTS_WAITING.inc()
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise ServiceUnavailable("The database is busy.") from None
+        finally:
+            DB_REQUESTS_WAITING.dec()
