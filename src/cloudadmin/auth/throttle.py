@@ -70,6 +70,9 @@ class Throttle:
         self._failures: RateLimitItem = parse(failures)
         self._per_key: RateLimitItem | None = parse(per_key) if per_key else None
         self._pool: Any = None
+        # Whether another process may have counted failures (Redis), or this one has:
+        # until then an address cannot be past its limit, and admit() asks no storage.
+        self._failures_possible = bool(redis_url)
         storage: Storage
         if redis_url:
             import redis.asyncio
@@ -101,7 +104,11 @@ class Throttle:
         """Before the request takes a turn at the database: 429 when its address is past
         its failed authentications, or its key past its rate."""
         address = client_address(request)
-        if address and not await self._test(self._failures, "auth-failures", address):
+        if (
+            address
+            and self._failures_possible
+            and not await self._test(self._failures, "auth-failures", address)
+        ):
             raise await self._throttled(
                 self._failures,
                 ("auth-failures", address),
@@ -118,6 +125,7 @@ class Throttle:
     async def failed(self, request: Request) -> None:
         """Count a refused authentication against the request's address."""
         AUTH_FAILURES.inc()
+        self._failures_possible = True
         address = client_address(request)
         if address:
             await self._hit(self._failures, "auth-failures", address)
