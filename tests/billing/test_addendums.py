@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.billing.addendums import derive_row
+from cloudadmin.billing.addendums import counting, derive_row
 from cloudadmin.db.models import Addendum
 from cloudadmin.db.models.billing import AddendumCount, AddendumTotal
 from cloudadmin.kit.caseless import fold
@@ -338,6 +338,37 @@ class TestNames:
             "id": müller.id,
             "company_name": "Müller_Söhne 100%",
         }
+
+    @pytest.mark.parametrize("named_at_most", [counting.NAMED_AT_MOST, 1, 0])
+    async def test_company_name_with_client_ids(
+        self,
+        client: httpx.AsyncClient,
+        session: AsyncSession,
+        ls: Landscape,
+        monkeypatch: pytest.MonkeyPatch,
+        named_at_most: int,
+    ):
+        # On PostgreSQL the count finds the clients a search names, and the page reads
+        # those clients' addendums instead of searching again (up to NAMED_AT_MOST of
+        # them): the answers are the same either way, a client_id filter included.
+        monkeypatch.setattr(counting, "NAMED_AT_MOST", named_at_most)
+        x = await make_client(session, company_name="Acme X")
+        y = await make_client(session, company_name="Acme Y")
+        await session.commit()
+        rows = [addendum_row(c.id) for c in (x, y, ls.client_account, y, x)]
+        await insert_addendums(session, rows)
+        of = {c.id: [r["id"] for r in rows if r["client_id"] == c.id] for c in (x, y)}
+        both = sorted(of[x.id] + of[y.id])
+
+        async def found(**params: object) -> tuple[int, list[int]]:
+            body = await listing(client, ls.operator, {"company_name": "acme", **params})
+            return body["count"], [item["id"] for item in body["results"]]
+
+        assert await found() == (4, both)
+        assert await found(limit=1, offset=1) == (4, both[1:2])
+        assert await found(client_id=x.id) == (2, of[x.id])
+        assert await found(client_id=[y.id, ls.client_account.id]) == (2, of[y.id])
+        assert await found(client_id=ls.client_account.id) == (0, [])
 
     async def test_derive_row_fills_the_folded_copies(self):
         row = derive_row({"plan_name": "Straße", "product_name": "ÄX", "id": 1})

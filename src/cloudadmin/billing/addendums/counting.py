@@ -30,12 +30,18 @@ from cloudadmin.billing.addendums.filters import (
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db import driver
 
+# A company search that names more clients keeps its name condition in the page's
+# statement: the list would be sent back whole with every page.
+NAMED_AT_MOST = 1_000
+
 
 @dataclass(frozen=True)
 class Counted:
     total: int
     # Every match's id lies in [low, high] when known (the creation days' bounds).
     ids: tuple[int, int] | None = None
+    # The clients a company search names, when its count found them (PostgreSQL).
+    named_clients: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,9 @@ async def count(conn: AsyncConnection, how: Count) -> Counted:
             await repository.sum_totals(conn, statuses=how.statuses, products=how.products)
         )
     if isinstance(how, FromCounts):
+        if how.shape.company and how.shape.dialect == "postgresql":
+            total, named = await repository.sum_counts_naming(conn, how.shape, how.params)
+            return Counted(total, named_clients=named if len(named) <= NAMED_AT_MOST else None)
         return Counted(await repository.sum_counts(conn, how.shape, how.params))
     if isinstance(how, FromDays):
         if how.days is None:

@@ -172,29 +172,57 @@ async def table_rows(conn: AsyncConnection) -> int:
     return await sum_totals(conn, statuses=None, products=None)
 
 
-@lru_cache(maxsize=64)
-def counts_statement(shape: CountsShape) -> driver.Static:
-    rows_of = counts_clauses(shape)
-    if not shape.company:
-        return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0)).where(*rows_of))
-    # A company search sums the counter rows of each named client in turn: a correlated
-    # subquery is an index range of the counters' key per client whatever the planner
-    # estimates (written as ``client_id IN (named clients)``, PostgreSQL hashed the
-    # clients and read all 495,000 counter rows when they were not in key order: 65 ms
-    # against 2 ms). An alias, so that the sum embedded in a page statement that joins
-    # ``clients`` (counted_page) cannot correlate to that join's clients.
+def _per_client_sums(shape: CountsShape) -> tuple[Any, Any]:
+    """The named clients (an alias of ``clients``) and the sum of each one's counter
+    rows.
+
+    A company search sums the counter rows of each named client in turn: a correlated
+    subquery is an index range of the counters' key per client whatever the planner
+    estimates (written as ``client_id IN (named clients)``, PostgreSQL hashed the
+    clients and read all 495,000 counter rows when they were not in key order: 65 ms
+    against 2 ms). An alias, so that the sum embedded in a page statement that joins
+    ``clients`` (counted_page) cannot correlate to that join's clients."""
     named = clients.alias("named_clients")
     per_client = (
         select(func.sum(COUNTS.n))
-        .where(COUNTS.client_id == named.c.id, *rows_of)
+        .where(COUNTS.client_id == named.c.id, *counts_clauses(shape))
         .correlate(named)
         .scalar_subquery()
     )
+    return named, per_client
+
+
+@lru_cache(maxsize=64)
+def counts_statement(shape: CountsShape) -> driver.Static:
+    if not shape.company:
+        rows_of = counts_clauses(shape)
+        return driver.Static(select(func.coalesce(func.sum(COUNTS.n), 0)).where(*rows_of))
+    named, per_client = _per_client_sums(shape)
     return driver.Static(
         select(func.coalesce(func.sum(per_client), 0))
         .select_from(named)
         .where(company_named(named.c))
     )
+
+
+@lru_cache(maxsize=64)
+def naming_counts_statement(shape: CountsShape) -> driver.Static:
+    """A company search's count and the ids of the clients it names (PostgreSQL)."""
+    named, per_client = _per_client_sums(shape)
+    return driver.Static(
+        select(func.coalesce(func.sum(per_client), 0), func.array_agg(named.c.id))
+        .select_from(named)
+        .where(company_named(named.c))
+    )
+
+
+async def sum_counts_naming(
+    conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]
+) -> tuple[int, list[int]]:
+    """Addendums counted by ``addendum_counts`` rows for a company search, and the
+    clients the search names (PostgreSQL)."""
+    ((total, named),) = await driver.fetch(conn, naming_counts_statement(shape), params)
+    return int(total), list(named or ())
 
 
 async def sum_counts(conn: AsyncConnection, shape: CountsShape, params: dict[str, Any]) -> int:

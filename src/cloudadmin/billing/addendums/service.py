@@ -128,6 +128,10 @@ async def _page_read(
     where, order = plan.where, plan.order
     if not _needs_count(plan):
         return PageRead(where, order)
+    if counted.named_clients is not None:
+        where = where.rewritten(named_clients=counted.named_clients)
+        if _index_ordered(where):  # one client: its index gives the page in id order
+            return PageRead(where, order)
     descending = bool(plan.id_descending)
     total = counted.total
     if counted.ids is not None:
