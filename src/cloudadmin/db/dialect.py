@@ -177,3 +177,24 @@ async def set_aside_indexes(conn: AsyncConnection, table: Table) -> list[str]:
         await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
         restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
     return restore
+
+
+async def set_aside_primary_key(conn: AsyncConnection, name: str) -> list[str]:
+    """Drops table ``name``'s primary key; returns the statement that adds it again
+    (PostgreSQL). For a table about to be filled with many rows in key order: one
+    index build after the rows costs less than an insertion into the index per row.
+    The table is locked (``ACCESS EXCLUSIVE``) until the transaction ends."""
+    keys = (
+        await conn.execute(
+            text(
+                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = CAST(:table AS regclass) AND contype = 'p'"
+            ),
+            {"table": name},
+        )
+    ).all()
+    restore: list[str] = []
+    for constraint, definition in keys:
+        await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
+        restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
+    return restore

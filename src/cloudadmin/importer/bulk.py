@@ -13,7 +13,8 @@ addendums wait for the load, which commits all or nothing anyway) and:
 2. COPYs each validated chunk as it comes (``db.dialect.copy_rows``);
 3. builds the indexes, adds the foreign keys back (checked by one join), rebuilds
    the counters from the rows (``bulk_counts.rebuild_counts``, the same GROUP BYs
-   as a large upsert load), switches the triggers on and ANALYZEs.
+   as a large upsert load; addendum_counts' primary key is built after its rows),
+   switches the triggers on and ANALYZEs.
 
 All of it runs in the load's transaction: a failure at any step leaves the table,
 its indexes and its counters as they were. Any other load (SQLite, a table that
@@ -89,7 +90,7 @@ class BulkLoad:
         await conn.execute(text(f"SET LOCAL maintenance_work_mem = '{INDEX_MEMORY}'"))
         for statement in self.restore:
             await conn.execute(text(statement))
-        await bulk_counts.rebuild_counts(conn)
+        await bulk_counts.rebuild_counts(conn, set_aside_key=True)
         await conn.execute(text(f'ALTER TABLE "{self.table.name}" ENABLE TRIGGER USER'))
         for name in (self.table.name, *COUNTER_TABLES):
             await conn.execute(text(f'ANALYZE "{name}"'))
