@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.importer import LoadError, load_document
-from cloudadmin.importer.bulk import BulkLoad
+from cloudadmin.importer.bulk import KEPT_INDEXES, BulkLoad
 from cloudadmin.kit.crypto import SecretBox
 from tests.billing.helpers import days_match_rows
 from tests.importer.test_bulk_counts import counters_match_rows, document
@@ -218,3 +218,35 @@ class TestBulkLoad:
             )
         ).scalar_one()
         assert primary == f"PRIMARY KEY ({key})"
+
+    async def test_the_copy_keeps_up_the_kept_indexes_only(
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """The indexes bulk.KEPT_INDEXES names exist (a renamed one would quietly be set
+        aside) and are the only secondary indexes while the rows go in."""
+        query = text(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'addendums'"
+            " AND indexname <> 'pk_addendums'"
+        )
+        async with session.begin():
+            every = set((await session.execute(query)).scalars())
+        assert every > KEPT_INDEXES  # all of them, and more
+        during: set[str] = set()
+        finish = BulkLoad.finish
+
+        async def looked(self: BulkLoad) -> None:
+            await self.drain()
+            during.update((await self.conn.execute(query)).scalars())
+            await finish(self)
+
+        monkeypatch.setattr(BulkLoad, "finish", looked)
+        async with session.begin():
+            await load_document(session, document(1, 300), box)
+        assert during == KEPT_INDEXES
+        async with session.begin():
+            assert set((await session.execute(query)).scalars()) == every
