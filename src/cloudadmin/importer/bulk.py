@@ -39,18 +39,17 @@ from cloudadmin.importer.rows import Row
 # Index builds sort every entry; with the default 64 MB a million entries spill to disk.
 INDEX_MEMORY = "256MB"
 COUNTER_TABLES = tuple(m.__tablename__ for m in (AddendumCount, AddendumTotal, AddendumDay))
-# Indexes the COPY keeps up instead of being built after it. The server stores a chunk
-# while the loader checks the next one, and waited for the loader most of that time
-# (0.3 s of waiting in 10-11 s of COPYing a million addendums): it has the time to keep
-# up an index whose new entries go to one or a few places at its end, as these two do
-# when the ids grow with the creation instants (an export's order). Inserting a million
-# rows into a copy of the table with one index (1M rows, 0.7-0.8 s alone) cost 0.3-0.4 s
-# more for (created_at, id) and 0.5-0.9 s more for reseller_id, each built in 0.6 s
-# after a COPY. The others cost more kept than built: (product_id, status, id) 2.3 s
-# against 1.1-1.6 s, (client_id, id) 2.2 s against 0.7-0.9 s, the folded names 1.2-1.4 s
-# against 0.8-1.1 s; keeping all seven made the COPY 8.3 s longer (the loader waited
-# 9.1 s for the server) for 5.9 s of builds saved. An index renamed by a later
-# migration is simply set aside again.
+# Indexes the COPY keeps up instead of being built after it. The server stores a chunk while
+# the loader checks the next one, and the loader waited for it only 0.3 s of the 10-11 s of
+# COPYing a million addendums: the server has the time to keep up an index whose new entries
+# go to one or a few places at its end, as these two do when the ids grow with the creation
+# instants (an export's order). Inserting a million rows into a copy of the table with one
+# index (0.7-0.8 s without one) cost 0.3-0.4 s more for (created_at, id) and 0.5-0.9 s
+# more for reseller_id, each built in 0.6 s after a COPY. The others cost more kept than
+# built: (product_id, status, id) 2.3 s against 1.1-1.6 s, (client_id, id) 2.2 s against
+# 0.7-0.9 s, the folded names 1.2-1.4 s against 0.8-1.1 s; keeping all seven made the COPY
+# 8.3 s longer (the loader waited 9.1 s for the server) for 5.9 s of builds saved. An index
+# renamed by a later migration is simply set aside again.
 KEPT_INDEXES = frozenset(("ix_addendums_created_at_id", "ix_addendums_reseller_id"))
 
 
