@@ -74,3 +74,15 @@ def test_invalid_utf8_is_left_to_json_loads() -> None:
 def test_a_load_document_without_floats_is_parsed_fast() -> None:
     text = json.dumps(example())
     assert fast_json.parse_bytes(text.encode()) == json.loads(text, parse_float=Decimal)
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_a_float_across_the_slices_border_is_seen(offset: int) -> None:
+    """The float check reads the document a slice at a time: a float whose last digit
+    ends one slice and whose "." or "e" starts the next (offset 0) is seen all the same."""
+    text = "x" * (fast_json._SLICE + offset - len('{"a": "", "b": 1'))
+    head = ('{"a": "' + text + '", "b": 1').encode()
+    assert len(head) == fast_json._SLICE + offset  # its last byte: the digit 1
+    for mark in (b".5", b"e5", b"E5"):
+        assert fast_json.parse_bytes(head + mark + b"}") is fast_json.NOT_PARSED
+    assert fast_json.parse_bytes(head + b"}") == {"a": text, "b": 1}

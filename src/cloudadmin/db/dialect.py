@@ -7,7 +7,7 @@ when a statement must be spelled per database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, func, insert, literal_column, select, text, true
@@ -137,15 +137,19 @@ async def copy_rows(
     )
 
 
-async def set_aside_indexes(conn: AsyncConnection, table: Table) -> list[str]:
-    """Drops ``table``'s secondary indexes and its foreign keys; returns the statements
-    that create them again (PostgreSQL).
+async def set_aside_indexes(
+    conn: AsyncConnection, table: Table, keep: Collection[str] = ()
+) -> list[str]:
+    """Drops ``table``'s secondary indexes (but those named in ``keep``) and its foreign
+    keys; returns the statements that create them again (PostgreSQL).
 
     Filling an empty table and building its indexes once costs a fraction of
     maintaining them row by row, and a foreign key added over a full table is
     checked by one join instead of one deferred lookup per row. The primary key
-    stays (its ids arrive mostly in order). Read from the catalog, so the indexes of
-    later migrations are kept as they are defined.
+    stays (its ids arrive mostly in order), and so do the indexes in ``keep``: the
+    caller's choice of those that cost less kept up row by row than built afterwards.
+    Read from the catalog, so the indexes of later migrations are kept as they are
+    defined.
     """
     name = table.name
     indexes = (
@@ -171,9 +175,32 @@ async def set_aside_indexes(conn: AsyncConnection, table: Table) -> list[str]:
     ).all()
     restore: list[str] = []
     for index, definition in indexes:
+        if index in keep:
+            continue
         await conn.execute(text(f'DROP INDEX "{index}"'))
         restore.append(definition)
     for constraint, definition in foreign:
+        await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
+        restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
+    return restore
+
+
+async def set_aside_primary_key(conn: AsyncConnection, name: str) -> list[str]:
+    """Drops table ``name``'s primary key; returns the statement that adds it again
+    (PostgreSQL). For a table about to be filled with many rows in key order: one
+    index build after the rows costs less than an insertion into the index per row.
+    The table is locked (``ACCESS EXCLUSIVE``) until the transaction ends."""
+    keys = (
+        await conn.execute(
+            text(
+                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = CAST(:table AS regclass) AND contype = 'p'"
+            ),
+            {"table": name},
+        )
+    ).all()
+    restore: list[str] = []
+    for constraint, definition in keys:
         await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
         restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
     return restore

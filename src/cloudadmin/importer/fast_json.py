@@ -29,8 +29,10 @@ NOT_PARSED: Final = object()
 # Every digit becomes "0" and every character that can follow the digits of a
 # float's integer part becomes ".": a float, wherever it is, shows as "0.".
 _FLOAT_MARKS = bytes.maketrans(b"123456789eE", b"000000000..")
-# Translated a slice at a time: a copy of a whole document would double its memory.
-_SLICE = 1 << 22
+# Translated a slice at a time: a copy of a whole document would double its memory. A
+# slice that stays in the CPU's cache while it is translated and searched: over the 395 MB
+# of a million addendums 0.68-0.75 s with 64 KiB slices, 1.10-1.13 s with 4 MiB ones.
+_SLICE = 1 << 16
 
 
 def parse_bytes(data: bytes) -> Any:

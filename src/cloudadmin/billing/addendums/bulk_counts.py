@@ -12,6 +12,8 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from cloudadmin.db.dialect import set_aside_primary_key
+
 # Below this many addendums in one document the triggers are cheaper than a rebuild.
 BULK_THRESHOLD = 50_000
 _SETTING = "cloudadmin.addendum_counts"
@@ -25,10 +27,19 @@ async def defer_counting(conn: AsyncConnection) -> None:
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'deferred', true)"))
 
 
-async def rebuild_counts(conn: AsyncConnection) -> None:
+async def rebuild_counts(conn: AsyncConnection, *, set_aside_key: bool = False) -> None:
     """Recomputes the counter tables (same shards as the triggers), then lets the
-    triggers count again for the rest of the transaction."""
+    triggers count again for the rest of the transaction.
+
+    ``set_aside_key``: addendum_counts' primary key is dropped for its INSERT and
+    added again after it. Its rows arrive in key order, yet inserting each into the
+    index cost more than building it once: 3.3-3.6 s against 2.4-2.8 s (1.8-2.1 s
+    for the rows, 0.6-0.7 s for the index) for 495,000 counters of a million
+    addendums. The table stays locked (``ACCESS EXCLUSIVE``) until the transaction
+    ends, so only a bulk load asks for it: it holds the addendums locked anyway.
+    """
     await conn.execute(text("DELETE FROM addendum_counts"))
+    restore = await set_aside_primary_key(conn, "addendum_counts") if set_aside_key else []
     await conn.execute(text("DELETE FROM addendum_totals"))
     await conn.execute(text("DELETE FROM addendum_days"))
     # Key order, so that one client's rows (its list's count) share a few pages: in
@@ -43,6 +54,8 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
             "FROM addendums GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
         )
     )
+    for statement in restore:
+        await conn.execute(text(statement))
     await conn.execute(
         text(
             "INSERT INTO addendum_totals (status, product_id, shard, n) "
