@@ -78,6 +78,20 @@ async def state(session: AsyncSession) -> dict[str, Any]:
     return out
 
 
+async def upserted_state(
+    session: AsyncSession, doc: dict[str, Any], box: SecretBox, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
+    """The state a row-by-row load of ``doc`` leaves (upserts, the triggers' counters),
+    taken back afterwards: what the bulk load must leave too."""
+    rolled_back = await session.begin()
+    with monkeypatch.context() as m:
+        m.setattr(bulk_counts, "BULK_THRESHOLD", 10_000)  # row by row
+        await load_document(session, doc, box)
+    upserted = await state(session)
+    await rolled_back.rollback()
+    return upserted
+
+
 class TestBulkLoad:
     async def test_copy_stores_what_the_upserts_store(
         self,
@@ -90,12 +104,7 @@ class TestBulkLoad:
         doc = document(1, 300)
         async with session.begin():
             before = await state(session)
-        rolled_back = await session.begin()
-        with monkeypatch.context() as m:
-            m.setattr(bulk_counts, "BULK_THRESHOLD", 10_000)  # row by row
-            await load_document(session, doc, box)
-        upserted = await state(session)
-        await rolled_back.rollback()
+        upserted = await upserted_state(session, doc, box, monkeypatch)
         assert copied == []
         async with session.begin():
             await load_document(session, doc, box)
@@ -178,12 +187,7 @@ class TestBulkLoad:
         doc = document(1, 300)
         for i, record in enumerate(doc["addendums"]):
             record["created_at"] = instants[i % len(instants)]
-        rolled_back = await session.begin()
-        with monkeypatch.context() as m:
-            m.setattr(bulk_counts, "BULK_THRESHOLD", 10_000)  # row by row
-            await load_document(session, doc, box)
-        upserted = await state(session)
-        await rolled_back.rollback()
+        upserted = await upserted_state(session, doc, box, monkeypatch)
         async with session.begin():
             await load_document(session, doc, box)
         assert sum(copied) == 300

@@ -164,25 +164,13 @@ async def set_aside_indexes(
             {"table": name},
         )
     ).all()
-    foreign = (
-        await conn.execute(
-            text(
-                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
-                " WHERE conrelid = CAST(:table AS regclass) AND contype = 'f' ORDER BY conname"
-            ),
-            {"table": name},
-        )
-    ).all()
     restore: list[str] = []
     for index, definition in indexes:
         if index in keep:
             continue
         await conn.execute(text(f'DROP INDEX "{index}"'))
         restore.append(definition)
-    for constraint, definition in foreign:
-        await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
-        restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
-    return restore
+    return restore + await _set_aside_constraints(conn, name, "f")
 
 
 async def set_aside_primary_key(conn: AsyncConnection, name: str) -> list[str]:
@@ -190,17 +178,24 @@ async def set_aside_primary_key(conn: AsyncConnection, name: str) -> list[str]:
     (PostgreSQL). For a table about to be filled with many rows in key order: one
     index build after the rows costs less than an insertion into the index per row.
     The table is locked (``ACCESS EXCLUSIVE``) until the transaction ends."""
-    keys = (
+    return await _set_aside_constraints(conn, name, "p")
+
+
+async def _set_aside_constraints(conn: AsyncConnection, name: str, kind: str) -> list[str]:
+    """Drops table ``name``'s constraints of ``kind`` (``pg_constraint.contype``: "f"
+    foreign keys, "p" the primary key); returns the statements that add them again."""
+    constraints = (
         await conn.execute(
             text(
                 "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
-                " WHERE conrelid = CAST(:table AS regclass) AND contype = 'p'"
+                " WHERE conrelid = CAST(:table AS regclass) AND CAST(contype AS text) = :kind"
+                " ORDER BY conname"
             ),
-            {"table": name},
+            {"table": name, "kind": kind},
         )
     ).all()
     restore: list[str] = []
-    for constraint, definition in keys:
+    for constraint, definition in constraints:
         await conn.execute(text(f'ALTER TABLE "{name}" DROP CONSTRAINT "{constraint}"'))
         restore.append(f'ALTER TABLE "{name}" ADD CONSTRAINT "{constraint}" {definition}')
     return restore
