@@ -31,11 +31,12 @@ async def list_addendums(
     caller: CurrentCaller,
     query: Filters,
 ) -> Response:
-    # Serialised once from plain dicts: response_model documents the shape, and
-    # re-validating up to 100 nested models per page would cost more than the SQL
-    # (docs/billing.md, "Performance"); tests check the shape against the schema.
+    # Written once as JSON (by the database or from plain dicts): response_model
+    # documents the shape, and re-validating up to 100 nested models per page would
+    # cost more than the SQL (docs/billing.md, "Performance"); tests check the shape
+    # against the schema.
     page = await service.list_addendums(conn, caller, query, url=request.url)
-    return Response(to_json(page), media_type="application/json")
+    return Response(page, media_type="application/json")
 
 
 @router.get(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import URL
 
@@ -149,37 +150,52 @@ async def _page_read(
 
 async def list_addendums(
     conn: AsyncConnection, caller: Caller, q: AddendumQuery, *, url: URL
-) -> dict[str, Any]:
-    """The page as schemas.AddendumPage has it, in plain dicts (see _out): planned,
-    counted, read, shaped."""
+) -> bytes:
+    """The page as schemas.AddendumPage has it, as JSON: planned, counted, read, shaped.
+    The items are written by the database where it can (repository.writes_items; not
+    with ``active_at``, whose status is worked out here), else here from the rows."""
     how = plan(q, caller, repository.dialect_of(conn))
     together = None if _needs_count(how) else counting.one_statement(how.count)
-    read_together = None
-    if together is not None:
+    as_text = q.active_at is None and repository.writes_items(conn)
+    if together is not None and as_text:
         # One round trip instead of two: a page that does not depend on the count is
-        # read with it (a third of a selective request's statements; an empty page
-        # says nothing of the count, which is then read on its own).
+        # read with it (a third of a selective request's statements).
+        total, items = await repository.counted_page_text(
+            conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
+        )
+        return _answer(url, q, total, items.encode())
+    if together is not None:
         read_together = await repository.counted_page(
             conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
         )
-    rows: Sequence[Any] = []
-    if read_together is not None:
-        total, rows = read_together
-    else:
-        counted = await counting.count(conn, how.count)
-        total = counted.total
-        if q.offset < total and together is None:
-            read = await _page_read(conn, caller, q, how, counted)
-            rows = await repository.page(
-                conn, read.where, read.order, limit=q.limit, offset=q.offset
-            )
+        if read_together is not None:  # an empty page says nothing of the count
+            total, rows = read_together
+            return _answer(url, q, total, _written(rows, q.active_at))
+    counted = await counting.count(conn, how.count)
+    total = counted.total
+    if q.offset >= total or together is not None:
+        return _answer(url, q, total, b"")
+    read = await _page_read(conn, caller, q, how, counted)
+    if as_text:
+        items = await repository.page_text(
+            conn, read.where, read.order, limit=q.limit, offset=q.offset
+        )
+        return _answer(url, q, total, items.encode())
+    rows = await repository.page(conn, read.where, read.order, limit=q.limit, offset=q.offset)
+    return _answer(url, q, total, _written(rows, q.active_at))
+
+
+def _written(rows: Sequence[Any], active_at: datetime | None) -> bytes:
+    """The items of ``rows`` as the inside of a JSON array: what items_json writes."""
+    return to_json([_out(r, active_at) for r in rows])[1:-1]
+
+
+def _answer(url: URL, q: AddendumQuery, total: int, items: bytes) -> bytes:
+    """The page's JSON, with its items already written: to_json of the whole page would
+    write the same bytes."""
     nxt, prev = page_links(url, count=total, limit=q.limit, offset=q.offset)
-    return {
-        "count": total,
-        "next": nxt,
-        "previous": prev,
-        "results": [_out(r, q.active_at) for r in rows],
-    }
+    head = to_json({"count": total, "next": nxt, "previous": prev})
+    return head[:-1] + b',"results":[' + items + b"]}"
 
 
 async def get_addendum(conn: AsyncConnection, caller: Caller, addendum_id: int) -> dict[str, Any]:

@@ -1,0 +1,96 @@
+"""PostgreSQL writes the page's items as JSON text, byte for byte what the service would
+write from the rows (``service._out`` serialised by ``pydantic_core.to_json``).
+
+Why: the list's server is bound by its own CPU, PostgreSQL's backends are not. Decoding
+a page of 25 rows of 15 columns into Python objects, building their dicts and writing
+them cost the service about 150 µs of CPU per request, a tenth of a small request's
+(docs/performance.md, "2026-11-27 (morning): the page written by PostgreSQL"); the one
+text value that replaces them costs a few. The database pays for it with string
+concatenation over the page's rows only.
+
+The text is compact JSON with the keys in the wire's order (schemas.Addendum). Strings
+go through ``to_json``, which escapes as pydantic_core does (``\\"``, ``\\\\``, ``\\b``,
+``\\f``, ``\\n``, ``\\r``, ``\\t``, other control characters as ``\\u00xx``; the rest as
+UTF-8); instants are written in UTC with a ``Z`` and their microseconds only when there
+are any, as pydantic_core writes a datetime. tests/billing/test_items_json.py holds the
+two writers to the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Text, case, func, literal_column
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.sql.elements import ColumnElement
+
+
+def _sql(text: str) -> ColumnElement[Any]:
+    """A constant written into the statement (not a bound value: a page's statement is
+    built once and binds only the request's values)."""
+    return literal_column(text, Text)
+
+
+def _piece(text: str) -> ColumnElement[Any]:
+    """A fixed piece of the JSON text (never holds a quote of SQL's)."""
+    assert "'" not in text
+    return _sql(f"'{text}'")
+
+
+_NULL = _piece("null")
+
+
+def _string(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    return func.coalesce(func.to_json(column).cast(Text), _NULL)
+
+
+def _instant(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    # '.000000' can only be the microseconds: the rest of the text has no dot.
+    utc = func.timezone(_sql("'UTC'"), column)
+    written = func.to_char(utc, _sql("""'YYYY-MM-DD"T"HH24:MI:SS.US'"""))
+    text = _piece('"') + func.replace(written, _piece(".000000"), _sql("''")) + _piece('Z"')
+    # to_char writes no infinity: asyncpg reads -infinity and infinity as Python's first
+    # and last instants (datetime.min and .max), which the service writes as these.
+    unwritten = case(
+        (column.is_(None), _NULL),
+        (column < _sql("'epoch'"), _piece('"0001-01-01T00:00:00Z"')),
+        else_=_piece('"9999-12-31T23:59:59.999999Z"'),
+    )
+    return func.coalesce(text, unwritten)  # only worked out when the text is NULL
+
+
+def _number(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    return func.coalesce(column.cast(Text), _NULL)
+
+
+def item(row: Any, company_name: ColumnElement[Any]) -> ColumnElement[Any]:
+    """One addendum as the wire has it, from the page's row (an alias of the addendums
+    table) and its client's name (NULL as the empty name, as the service writes it)."""
+    parts: list[str | ColumnElement[Any]] = [
+        '{"id":', _number(row.c.id),
+        ',"client_id":', _number(row.c.client_id),
+        ',"client":{"id":', _number(row.c.client_id),
+        ',"company_name":', _string(func.coalesce(company_name, _sql("''"))),
+        '},"status":', _string(row.c.status),
+        ',"active_range":{"start":', _instant(row.c.active_start),
+        ',"end":', _instant(row.c.active_end),
+        '},"created_at":', _instant(row.c.created_at),
+        ',"currency":{"id":', _number(row.c.currency_id),
+        ',"char_code":', _string(row.c.currency_char_code),
+        ',"symbol":', _string(row.c.currency_symbol),
+        '},"plan":{"id":', _number(row.c.plan_id),
+        ',"name":', _string(row.c.plan_name),
+        '},"product":{"id":', _number(row.c.product_id),
+        ',"name":', _string(row.c.product_name),
+        ',"internal_name":', _string(row.c.product_internal_name),
+        "}}",
+    ]  # fmt: skip
+    # concat() takes every piece in one call (a chain of || would be one call a piece).
+    return func.concat(*(_piece(p) if isinstance(p, str) else p for p in parts))
+
+
+def items(row: Any, company_name: ColumnElement[Any], order: Any) -> ColumnElement[Any]:
+    """The page's items in its order, joined by commas: the inside of the results array
+    ('' for an empty page). An aggregate: the statement gives one row whatever the page."""
+    joined = func.string_agg(item(row, company_name), aggregate_order_by(_piece(","), *order))
+    return func.coalesce(joined, _sql("''"))
