@@ -160,3 +160,26 @@ class TestListWrittenEitherWay:
                 answers.append(await service.list_addendums(conn, OPERATOR, q, url=url))
         assert answers[:4] == answers[4:]
         assert b'"count":30' in answers[0] and b'"results":[]' in answers[2]
+
+
+class TestWhoWritesTheItems:
+    """The database writes the items where its share of the request is light (a count
+    from the counters, a page near the start); the service writes them otherwise."""
+
+    @pytest.mark.parametrize(
+        ("params", "database"),
+        [
+            ({}, True),
+            ({"client_id": ["7"]}, True),
+            ({"status": ["active"], "product_id": ["1"]}, True),
+            ({"created_after": "2025-01-01", "created_before": "2025-02-01"}, True),
+            ({"offset": 975}, True),
+            ({"offset": 976}, False),  # 976 + 25 rows past the start
+            ({"plan_name": "basic"}, False),  # counted from the rows themselves
+            ({"active_at": "2025-01-01T00:00:00Z"}, False),  # its status worked out here
+        ],
+    )
+    def test_by_the_plan(self, params: dict[str, Any], database: bool):
+        q = AddendumQuery.model_validate(params)
+        how = service.plan(q, OPERATOR, "postgresql")
+        assert service._database_writes(q, how) is database

@@ -152,11 +152,11 @@ async def list_addendums(
     conn: AsyncConnection, caller: Caller, q: AddendumQuery, *, url: URL
 ) -> bytes:
     """The page as schemas.AddendumPage has it, as JSON: planned, counted, read, shaped.
-    The items are written by the database where it can (repository.writes_items; not
-    with ``active_at``, whose status is worked out here), else here from the rows."""
+    The items are written by the database where that pays (_database_writes) and it
+    can (repository.writes_items), else here from the rows."""
     how = plan(q, caller, repository.dialect_of(conn))
     together = None if _needs_count(how) else counting.one_statement(how.count)
-    as_text = q.active_at is None and repository.writes_items(conn)
+    as_text = _database_writes(q, how) and repository.writes_items(conn)
     if together is not None and as_text:
         # One round trip instead of two: a page that does not depend on the count is
         # read with it (a third of a selective request's statements).
@@ -183,6 +183,24 @@ async def list_addendums(
         return _answer(url, q, total, items.encode())
     rows = await repository.page(conn, read.where, read.order, limit=q.limit, offset=q.offset)
     return _answer(url, q, total, _written(rows, q.active_at))
+
+
+# The database writes the items (items_json) only where its own share of the request is
+# light: a count from the counters and a page near the start. There the service's CPU is
+# what limits the list, and the rows' decoding and writing were a fifth of it; a count of
+# the rows themselves or a deep offset keeps the database busy instead, and the items'
+# writing would add to it (docs/performance.md, "2026-11-27 (morning)").
+WRITTEN_AT_MOST = 1_000  # offset + limit
+
+
+def _database_writes(q: AddendumQuery, how: Plan) -> bool:
+    """Whether the database is to write the page's items (not with ``active_at``, whose
+    status at that instant is worked out here)."""
+    return (
+        q.active_at is None
+        and not isinstance(how.count, counting.FromRows)
+        and q.offset + q.limit <= WRITTEN_AT_MOST
+    )
 
 
 def _written(rows: Sequence[Any], active_at: datetime | None) -> bytes:
