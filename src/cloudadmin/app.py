@@ -44,7 +44,7 @@ from cloudadmin.observability.request_observer import ObserveMiddleware
 from cloudadmin.web import docs_pages, metrics_page
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
-from cloudadmin.web.openapi import add_error_schema
+from cloudadmin.web.openapi import add_api_key_security, add_error_schema
 from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.proxies import TrustedProxyMiddleware
 from cloudadmin.web.turns import Turns
@@ -213,7 +213,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
                 description=app.description,
                 routes=app.routes,
             )
-            app.openapi_schema = add_error_schema(schema)
+            app.openapi_schema = add_error_schema(add_api_key_security(schema, app.routes))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

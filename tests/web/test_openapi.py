@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 
 from cloudadmin.auth.app_state import app_state
+from cloudadmin.web.route import ApiRoute
 
 
 class TestOpenApi:
@@ -36,6 +37,22 @@ class TestOpenApi:
         assert op["responses"]["400"]["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/Error"
         }
+
+    async def test_the_api_key_scheme_secures_every_authenticated_operation(
+        self, client: httpx.AsyncClient, app: Any
+    ):
+        """get_caller reads the header itself; the document still names the scheme on
+        each operation whose route authenticates (web/openapi.py), and on no other."""
+        paths = (await client.get("/openapi.json")).json()["paths"]
+        secured = 0
+        for route in app.routes:
+            if isinstance(route, ApiRoute) and route.include_in_schema:
+                for method in route.methods:
+                    op = paths[route.path_format][method.lower()]
+                    assert ("security" in op) is route.authenticates, (route.path, method)
+                    secured += route.authenticates
+        assert secured >= 50
+        assert "security" not in paths["/healthz"]["get"]
 
     async def test_seller_schema_is_exact(self, client: httpx.AsyncClient):
         schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]

@@ -29,8 +29,12 @@ class NoteFailedLogin(Protocol):
     async def __call__(self, *, key_id: int, account_id: int, source_ip: str) -> None: ...
 
 
-# Declared for OpenAPI (security scheme "APIKey"); parsing is ours, for exact errors.
-_api_key_header = APIKeyHeader(
+# The scheme of every authenticated operation ("APIKey"), for the OpenAPI document only
+# (web/openapi.py): get_caller reads the header itself, for exact errors. As a dependency
+# of get_caller it was solved on every request, and a security scheme's bookkeeping in
+# FastAPI's dependency solving cost 30-60 µs of each (docs/performance.md, "2026-11-27
+# (morning)"), for one header lookup.
+API_KEY_SCHEME = APIKeyHeader(
     name="Authorization",
     scheme_name="APIKey",
     description="`apikey <id>_<secret>`",
@@ -82,14 +86,12 @@ async def get_connection(request: Request) -> AsyncConnection:
 Connection = Annotated[AsyncConnection, Depends(get_connection)]
 
 
-async def get_caller(
-    request: Request,
-    authorization: Annotated[str | None, Depends(_api_key_header)] = None,
-) -> Caller:
+async def get_caller(request: Request) -> Caller:
     throttle = app_state(request.app).throttle
     db = request_db(request)
     try:
-        presented = parse_authorization(authorization)  # no database work for a bad header
+        # No database work for a bad header.
+        presented = parse_authorization(request.headers.get("authorization"))
         caller = await authenticate(await db.connection(), presented)
     except TokenNotValid as refused:
         # Let go of the request's connection (and its transaction, SQLite's write lock)

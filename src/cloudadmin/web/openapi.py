@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from starlette.routing import BaseRoute
+
+from cloudadmin.auth.deps import API_KEY_SCHEME
 from cloudadmin.web import idempotency
+from cloudadmin.web.route import ApiRoute
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -83,6 +88,35 @@ def _errors_of(method: str, op: dict[str, Any]) -> dict[str, str]:
     if method == "post":
         errors |= _POST_ERRORS
     return dict(sorted(errors.items()))
+
+
+# The keys FastAPI writes before an operation's "security" (its metadata).
+_BEFORE_SECURITY = ("tags", "summary", "description", "operationId", "deprecated")
+
+
+def add_api_key_security(schema: dict[str, Any], routes: Sequence[BaseRoute]) -> dict[str, Any]:
+    """The API key scheme, and it as the security of every operation whose route
+    authenticates its caller: what FastAPI writes for a security dependency, which
+    get_caller no longer declares (auth/deps.py, ``API_KEY_SCHEME``)."""
+    scheme = API_KEY_SCHEME.model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    secured = False
+    for route in routes:
+        if not (isinstance(route, ApiRoute) and route.include_in_schema and route.authenticates):
+            continue
+        item = schema.get("paths", {}).get(route.path_format, {})
+        for method in route.methods or ():
+            op = item.get(method.lower())
+            if op is None:
+                continue
+            front = {k: op.pop(k) for k in _BEFORE_SECURITY if k in op}
+            rest = dict(op)
+            op.clear()
+            op.update(front, security=[{API_KEY_SCHEME.scheme_name: []}], **rest)
+            secured = True
+    if secured:
+        components = schema.setdefault("components", {})
+        components.setdefault("securitySchemes", {})[API_KEY_SCHEME.scheme_name] = scheme
+    return schema
 
 
 def add_error_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -154,6 +154,12 @@ class ApiRoute(APIRoute):
         self._literal, brace, _ = self.path.partition("{")
         self._static = not brace
 
+    @property
+    def authenticates(self) -> bool:
+        """Whether its caller is authenticated (get_caller): its requests are logged, and
+        the OpenAPI document gives it the API key scheme (web/openapi.py)."""
+        return _authenticates(self.dependant)
+
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         # A quick "no" for a path this route cannot match: the router tries its routes in
         # order, and Starlette's regular expression for each route before the one that
@@ -172,7 +178,7 @@ class ApiRoute(APIRoute):
         body_kind = _body_kind(self)
         action = self.name
         # Its requests are logged, even one refused before its key was checked.
-        logged = _authenticates(self.dependant)
+        logged = self.authenticates
         # A read runs without an explicit transaction; see create_read_sessionmaker.
         reads = transaction_mode(self) == "read"
 
