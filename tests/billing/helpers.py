@@ -10,6 +10,7 @@ import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import derive_row
 from cloudadmin.billing.addendums.creation_days import day_number
 from cloudadmin.billing.catalogue import PRODUCTS
@@ -23,6 +24,20 @@ _ids = itertools.count(1)
 def at(text: str) -> datetime:
     """'2025-05-15 12:00' -> an aware UTC datetime."""
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def caller(superuser: bool = False, account_type: str = "common") -> Caller:
+    """A caller of the list without a key behind it (for the service's functions)."""
+    return Caller(
+        user_id=1,
+        user_email="u@example.com",
+        superuser=superuser,
+        group_ids=frozenset({1}),
+        key_id=1,
+        account_id=2,
+        account_type=account_type,
+        account_reseller_id=None,
+    )
 
 
 def addendum_row(client_id: int, **fields: Any) -> dict[str, Any]:

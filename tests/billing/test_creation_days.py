@@ -18,7 +18,14 @@ from cloudadmin.billing.addendums.filters import Counter
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum
 from tests.billing import reference as ref
-from tests.billing.helpers import addendum_row, at, days_match_rows, insert_addendums, listing
+from tests.billing.helpers import (
+    addendum_row,
+    at,
+    caller,
+    days_match_rows,
+    insert_addendums,
+    listing,
+)
 from tests.factories import Landscape, landscape
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -235,19 +242,6 @@ class TestCreationRangeCounts:
         assert kind(operator, status=["active"], client_id=["7"]) is Counter.COUNTS
         assert kind(reseller, status=["active"]) is Counter.COUNTS
         assert kind(caller(), status=["active"]) is None
-
-
-def caller(superuser: bool = False, account_type: str = "common") -> Caller:
-    return Caller(
-        user_id=1,
-        user_email="u@example.com",
-        superuser=superuser,
-        group_ids=frozenset({1}),
-        key_id=1,
-        account_id=2,
-        account_type=account_type,
-        account_reseller_id=None,
-    )
 
 
 class TestDayRange:

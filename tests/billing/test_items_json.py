@@ -14,25 +14,15 @@ from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import filters, ordering, repository, service
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum, Client
-from tests.billing.helpers import addendum_row, insert_addendums
+from tests.billing.helpers import addendum_row, caller, insert_addendums
 from tests.factories import Landscape, landscape
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
-OPERATOR = Caller(
-    user_id=1,
-    user_email="operator@example.com",
-    superuser=True,
-    group_ids=frozenset({1}),
-    key_id=1,
-    account_id=1,
-    account_type="operator",
-    account_reseller_id=None,
-)
+OPERATOR = caller(superuser=True)
 
 
 def text(at_most: int) -> Any:

@@ -11,20 +11,7 @@ from cloudadmin.billing.addendums import counting, filters, service
 from cloudadmin.billing.addendums.filters import FILTERS, Counter, Part
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.billing.addendums.tables import addendums
-
-
-def caller(superuser: bool = False, account_type: str = "common") -> Caller:
-    return Caller(
-        user_id=1,
-        user_email="u@example.com",
-        superuser=superuser,
-        group_ids=frozenset({1}),
-        key_id=1,
-        account_id=2,
-        account_type=account_type,
-        account_reseller_id=None,
-    )
-
+from tests.billing.helpers import caller
 
 OPERATOR, RESELLER = caller(superuser=True), caller(account_type="reseller")
 
