@@ -32,8 +32,9 @@ def _sql(text: str) -> ColumnElement[Any]:
 
 
 def _piece(text: str) -> ColumnElement[Any]:
-    """A fixed piece of the JSON text (never holds a quote of SQL's)."""
-    assert "'" not in text
+    """A fixed piece of the JSON text, written as an SQL string constant."""
+    if "'" in text:  # the pieces are this module's own; none needs SQL's quote
+        raise ValueError(f"a piece of JSON text with a quote: {text!r}")
     return _sql(f"'{text}'")
 
 
