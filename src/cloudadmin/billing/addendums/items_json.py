@@ -1,12 +1,13 @@
 """PostgreSQL writes the page's items as JSON text, byte for byte what the service would
 write from the rows (``service._out`` serialised by ``pydantic_core.to_json``).
 
-Why: the list's server is bound by its own CPU, PostgreSQL's backends are not. Decoding
-a page of 25 rows of 15 columns into Python objects, building their dicts and writing
-them cost the service about 150 µs of CPU per request, a tenth of a small request's
-(docs/performance.md, "2026-11-27 (morning): the page written by PostgreSQL"); the one
-text value that replaces them costs a few. The database pays for it with string
-concatenation over the page's rows only.
+Why: where the database's share of a request is light, the list's server is bound by
+its own CPU and PostgreSQL's backends are not. Decoding a page of 25 rows of 15 columns
+into Python objects, building their dicts and writing them was about a fifth of the
+server's CPU per small-client request (1.35-1.43 ms before, 1.05-1.19 ms after; docs/
+performance.md, "2026-11-27 (morning): the page written by PostgreSQL"). The database
+pays about 7 µs a row for the writing, so the service asks for it only where its share
+is light (service._database_writes).
 
 The text is compact JSON with the keys in the wire's order (schemas.Addendum). Strings
 go through ``to_json``, which escapes as pydantic_core does (``\\"``, ``\\\\``, ``\\b``,
