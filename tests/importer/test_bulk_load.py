@@ -4,6 +4,8 @@ indexes, foreign key and triggers, and a problem found after the COPY leaves not
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 import pytest
@@ -12,7 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
-from cloudadmin.importer import LoadError, load_document
+from cloudadmin.importer import LoadError, fast_json, load_document
+from cloudadmin.importer.addendum_copy import AddendumJson
 from cloudadmin.importer.bulk import KEPT_INDEXES, BulkLoad
 from cloudadmin.kit.crypto import SecretBox
 from tests.billing.helpers import days_match_rows
@@ -123,6 +126,55 @@ class TestBulkLoad:
             )
         ).scalar_one()
         assert analyzed == 300
+
+    async def test_a_parsed_document_stores_what_the_upserts_store(
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """As `cloudadmin load` parses a file: the addendums are structs (fast_json)."""
+        doc = document(1, 300)
+        parsed = fast_json.parse_bytes(json.dumps(doc).encode())
+        assert all(type(a) is AddendumJson for a in parsed["addendums"])
+        upserted = await upserted_state(session, doc, box, monkeypatch)
+        async with session.begin():
+            await load_document(session, parsed, box)
+        assert sum(copied) == 300
+        assert await state(session) == upserted
+        await counters_match_rows(session)
+
+    async def test_parsed_addendums_the_plain_check_refuses_read_as_the_models_say(
+        self,
+        app: FastAPI,
+        session: AsyncSession,
+        box: SecretBox,
+        copied: list[int],
+    ) -> None:
+        """Structs msgspec took but the plain check refuses (an unknown pairing of a
+        currency, an impossible date): the models judge them, in the words they use
+        for the same addendums as dicts."""
+        doc = document(1, 300)
+        doc["addendums"][10]["currency"] = {"id": 1, "char_code": "EUR", "symbol": "€"}
+        doc["addendums"][20]["created_at"] = "2024-02-30T00:00:00Z"
+        parsed = fast_json.parse_bytes(json.dumps(doc).encode())
+        assert all(type(a) is AddendumJson for a in parsed["addendums"])
+        found = []
+        for given in (copy.deepcopy(doc), parsed):
+            async with session.begin():
+                with pytest.raises(LoadError) as caught:
+                    await load_document(session, given, box)
+            found.append([str(p) for p in caught.value.problems])
+        assert found[0] == found[1]
+        assert [p.split(":")[0] for p in found[1]] == [
+            "/addendums/10/currency/id",
+            "/addendums/20/created_at",
+        ]
+        assert copied == []
+        async with session.begin():
+            assert (await session.execute(text("SELECT count(*) FROM addendums"))).scalar() == 0
 
     async def test_a_problem_after_the_copy_leaves_nothing(
         self,

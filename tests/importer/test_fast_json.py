@@ -1,4 +1,5 @@
-"""fast_json.parse_bytes gives what json.loads gives, or leaves the text to it."""
+"""fast_json.parse_bytes gives what json.loads gives (its addendums as structs that
+turn back into the same dicts), or leaves the text to it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from cloudadmin.importer import fast_json
-from tests.importer.documents import example
+from cloudadmin.importer import addendum_copy, fast_json
+from tests.importer.documents import addendum, example
 
 # Texts json.loads and pydantic_core read differently or only one of them accepts.
 EDGES = [
@@ -62,27 +63,88 @@ def test_the_fast_parse_agrees_with_json_loads_or_declines(text: str) -> None:
         assert repr(("value", fast)) == repr(loads(text))
 
 
-def test_a_float_anywhere_is_left_to_json_loads() -> None:
-    for text in ("[1.5]", "[1e5]", "[2E-3]", '{"name": "VPS 2.0"}', "[" + " " * (1 << 22) + "1.5]"):
-        assert fast_json.parse_bytes(text.encode()) is fast_json.NOT_PARSED
+def test_floats_are_exact_decimals() -> None:
+    for text in ("[1.5]", "[1e5]", "[2E-3]", '{"price": 0.10}', "[1E400, -0.0]"):
+        assert repr(fast_json.parse_bytes(text.encode())) == repr(
+            json.loads(text, parse_float=Decimal)
+        )
 
 
 def test_invalid_utf8_is_left_to_json_loads() -> None:
     assert fast_json.parse_bytes(b'"\xff"') is fast_json.NOT_PARSED
 
 
-def test_a_load_document_without_floats_is_parsed_fast() -> None:
-    text = json.dumps(example())
-    assert fast_json.parse_bytes(text.encode()) == json.loads(text, parse_float=Decimal)
+def test_a_load_document_is_parsed_fast() -> None:
+    text = json.dumps({**example(), "addendums": [addendum(1), addendum(2)]})
+    assert isinstance(fast_json.parse_bytes(text.encode()), dict)
 
 
-@pytest.mark.parametrize("offset", [-1, 0, 1])
-def test_a_float_across_the_slices_border_is_seen(offset: int) -> None:
-    """The float check reads the document a slice at a time: a float whose last digit
-    ends one slice and whose "." or "e" starts the next (offset 0) is seen all the same."""
-    text = "x" * (fast_json._SLICE + offset - len('{"a": "", "b": 1'))
-    head = ('{"a": "' + text + '", "b": 1').encode()
-    assert len(head) == fast_json._SLICE + offset  # its last byte: the digit 1
-    for mark in (b".5", b"e5", b"E5"):
-        assert fast_json.parse_bytes(head + mark + b"}") is fast_json.NOT_PARSED
-    assert fast_json.parse_bytes(head + b"}") == {"a": text, "b": 1}
+# Addendums in every spelling the models accept: absent and null optional keys, a
+# client with and without its name, an open and a closed range.
+ADDENDUMS = [
+    addendum(1),
+    addendum(2, client={"id": 2001}, payer_id=None, provider_id=7, reseller_id=0),
+    addendum(3, client={"id": 2001, "company_name": None}, status_at_active_at=None),
+    addendum(4, client=None, active_range={"start": "2025-01-01T00:00:00Z", "end": None}),
+    addendum(5, active_range={"start": "2025-01-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"}),
+    addendum(6, plan={"id": 1, "name": "Größe \u2603 😀"}, status_at_active_at="x"),
+]
+
+
+def parsed(records: list[Any], **document: Any) -> Any:
+    return fast_json.parse_bytes(json.dumps({**document, "addendums": records}).encode())
+
+
+class TestTypedAddendums:
+    def test_plainly_shaped_addendums_come_back_as_structs(self) -> None:
+        document = parsed(ADDENDUMS)
+        assert all(isinstance(a, addendum_copy.AddendumJson) for a in document["addendums"])
+
+    def test_plain_gives_back_what_json_loads_gives(self) -> None:
+        """Key for key: a key left out stays out, a null stays a null."""
+        text = json.dumps({**example(), "addendums": ADDENDUMS})
+        document = fast_json.parse_bytes(text.encode())
+        expected = json.loads(text, parse_float=Decimal)
+        assert document.keys() == expected.keys()
+        assert fast_json.plain(document["addendums"]) == expected["addendums"]
+        fast_json.settle(document)
+        assert document == expected
+
+    def test_the_rest_of_the_document_is_plain_values(self) -> None:
+        document = parsed([], clients=[{"id": 1, "price": 0.10}], projects=None)
+        assert document == {"clients": [{"id": 1, "price": Decimal("0.10")}],
+                            "projects": None, "addendums": []}  # fmt: skip
+
+    @pytest.mark.parametrize(
+        "fields",
+        [{"id": True}, {"id": 1.0}, {"id": 2**63}, {"status": "lost"}, {"surprise": 1},
+         {"plan": {"id": 1, "name": "x" * 256}}, {"client": {"company_name": "x"}},
+         {"currency": {"id": 1, "char_code": "USD", "symbol": "US$$$$"}},
+         {"active_range": {"start": 1}}, {"created_at": None}],
+        ids=repr,
+    )  # fmt: skip
+    def test_any_other_shape_gives_plain_values(self, fields: dict[str, Any]) -> None:
+        """One addendum msgspec cannot take: the whole document is parsed untyped, and
+        the models judge that addendum."""
+        records = [addendum(1), addendum(2, **fields)]
+        text = json.dumps({"addendums": records})
+        assert fast_json.parse_bytes(text.encode()) == json.loads(text)
+
+    def test_text_lengths_count_characters(self) -> None:
+        """max_length 5 and 255 as the models count them: characters, not bytes."""
+        symbol = {"id": 1, "char_code": "USD", "symbol": "€€€€😀"}
+        name = {"id": 1, "name": "ß" * 255}
+        document = parsed([addendum(1, currency=symbol, plan=name)])
+        assert isinstance(document["addendums"][0], addendum_copy.AddendumJson)
+
+    def test_a_lone_surrogate_is_never_a_struct(self) -> None:
+        """The plain check of a struct does not look for lone surrogates (the models
+        refuse them): msgspec must refuse to decode them."""
+        text = json.dumps({"addendums": [addendum(1, plan={"id": 1, "name": "x\ud800"})]})
+        assert fast_json.parse_bytes(text.encode()) is fast_json.NOT_PARSED
+
+    def test_a_duplicate_key_keeps_the_last_value_as_json_loads_does(self) -> None:
+        text = json.dumps({"addendums": [addendum(1)]})
+        text = text.replace('"id": 1,', '"id": 9, "id": 1,', 1)
+        document = fast_json.parse_bytes(text.encode())
+        assert fast_json.plain(document["addendums"]) == json.loads(text)["addendums"]

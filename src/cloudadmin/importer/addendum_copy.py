@@ -12,13 +12,21 @@ chunk with pydantic as before. So every problem, its message and its order
 still come from the models (records.AddendumRecord), and this module must
 accept nothing those models reject. ``tests/importer/test_addendum_copy.py``
 holds it to the models on valid and invalid records.
+
+A document parsed by importer/fast_json.py may hold its addendums as ``AddendumJson``
+structs instead of dicts: msgspec checked their keys, JSON types, integer bounds and
+text lengths while it decoded them (as the models would, or more strictly), so only
+what msgspec cannot say is checked here (instants, the known currencies and products,
+``client.id``).
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.importer.fields import _instant
@@ -49,6 +57,58 @@ _CLIENT_ID = frozenset(("id",))
 # The spelling export writes: datetime.fromisoformat reads it as _instant does
 # (same instant, tzinfo UTC) at a third of the cost; any other goes through _instant.
 _PLAIN_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z").fullmatch
+
+
+Int32 = Annotated[int, Meta(ge=INT32_MIN, le=INT32_MAX)]
+Id = Annotated[int, Meta(ge=1, le=INT32_MAX)]
+
+
+# An addendum's plain shape (records.AddendumRecord and its parts), for msgspec. Unknown
+# keys are refused, as the models refuse them; a key that may be left out defaults to
+# UNSET, so that fast_json.plain gives back the object as it was. gc=False: these hold
+# only numbers, strings and each other, never a cycle, and a million of them would
+# otherwise be in the cyclic collector's way.
+class _Range(Struct, forbid_unknown_fields=True, gc=False):
+    start: str  # an instant: _instant_of
+    end: str | None | UnsetType = UNSET
+
+
+class _Currency(Struct, forbid_unknown_fields=True, gc=False):
+    id: int
+    char_code: str
+    symbol: Annotated[str, Meta(max_length=5)]
+
+
+class _Plan(Struct, forbid_unknown_fields=True, gc=False):
+    id: Int32
+    name: Annotated[str, Meta(max_length=255)]
+
+
+class _Product(Struct, forbid_unknown_fields=True, gc=False):
+    id: int
+    name: Annotated[str, Meta(max_length=255)]
+    internal_name: str
+
+
+class _Client(Struct, forbid_unknown_fields=True, gc=False):
+    id: Id
+    company_name: str | None | UnsetType = UNSET
+
+
+class AddendumJson(Struct, forbid_unknown_fields=True, gc=False):
+    id: Annotated[int, Meta(ge=1, le=INT64_MAX)]
+    client_id: Id
+    status: Literal["upcoming", "active", "paused", "stopped"]
+    active_range: _Range
+    created_at: str
+    currency: _Currency
+    plan: _Plan
+    product: _Product
+    client: _Client | None | UnsetType = UNSET
+    payer_id: Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)] | None | UnsetType = UNSET
+    provider_id: Int32 | None | UnsetType = UNSET
+    reseller_id: Annotated[int, Meta(ge=0, le=INT32_MAX)] | None | UnsetType = UNSET
+    status_at_active_at: str | None | UnsetType = UNSET
 
 
 class _Unsure(Exception):
@@ -92,9 +152,10 @@ def copy_tuples(chunk: list[Any]) -> list[tuple[Any, ...]] | None:
     folded: dict[str, str] = {}  # a few hundred plan and product names in a million rows
     out: list[tuple[Any, ...]] = []
     append = out.append
+    tuple_of = _typed_tuple if chunk and type(chunk[0]) is AddendumJson else _tuple
     try:
         for raw in chunk:
-            append(_tuple(raw, folded))
+            append(tuple_of(raw, folded))
     except Exception:  # noqa: BLE001 - anything unexpected: the models judge the chunk
         return None
     return out
@@ -175,4 +236,37 @@ def _tuple(raw: Any, folded: dict[str, str]) -> tuple[Any, ...]:
         _optional_int(rec.get("reseller_id"), 0, INT32_MAX),
         status, start, end, created_at, currency_id, char_code, symbol, plan_id, plan_name,
         product_id, product_name, internal_name, plan_folded, product_folded,
+    )  # fmt: skip
+
+
+def _typed_tuple(rec: AddendumJson, folded: dict[str, str]) -> tuple[Any, ...]:
+    # msgspec checked the rest while decoding (AddendumJson); a lone surrogate escape,
+    # which the models refuse, it refuses to decode at all.
+    currency, plan, product, span = rec.currency, rec.plan, rec.product, rec.active_range
+    if CURRENCIES.get(currency.id) != currency.char_code:
+        raise _Unsure
+    if PRODUCTS.get(product.id) != product.internal_name:
+        raise _Unsure
+    client = rec.client
+    if client is not UNSET and client is not None and client.id != rec.client_id:
+        raise _Unsure
+    end = span.end
+    plan_name, product_name = plan.name, product.name
+    plan_folded = folded.get(plan_name)
+    if plan_folded is None:
+        plan_folded = folded[plan_name] = fold(plan_name)
+    product_folded = folded.get(product_name)
+    if product_folded is None:
+        product_folded = folded[product_name] = fold(product_name)
+    payer, provider, reseller = rec.payer_id, rec.provider_id, rec.reseller_id
+    return (
+        rec.id, rec.client_id,
+        None if payer is UNSET else payer,
+        None if provider is UNSET else provider,
+        None if reseller is UNSET else reseller,
+        rec.status, _instant_of(span.start),
+        None if end is None or end is UNSET else _instant_of(end),
+        _instant_of(rec.created_at), currency.id, currency.char_code, currency.symbol,
+        plan.id, plan_name, product.id, product_name, product.internal_name,
+        plan_folded, product_folded,
     )  # fmt: skip

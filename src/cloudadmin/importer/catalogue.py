@@ -38,6 +38,8 @@ class Catalogue:
 
 
 def records_of(document: dict[str, Any], kind: Kind) -> list[Any]:
+    """The records of ``kind`` as parsed: dicts, but a bulk load's addendums may be
+    structs (importer/fast_json.py; ``fast_json.settle`` turns them into dicts)."""
     return document.get(kind.key) or []
 
 

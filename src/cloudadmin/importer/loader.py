@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.db.dialect import continue_sequences
-from cloudadmin.importer import addendum_copy
+from cloudadmin.importer import addendum_copy, fast_json
 from cloudadmin.importer.bulk import BulkLoad
 from cloudadmin.importer.catalogue import (
     Catalogue,
@@ -89,6 +89,7 @@ async def load_document(
     )
     addendums = catalogue.counts.get("addendums", 0)
     if not bulk_counts.deferrable(conn, addendums):
+        fast_json.settle(document)  # the models read dicts
         await load.run()
     else:
         # A bulk load may write addendums before the last problem is found, and sets
@@ -96,6 +97,8 @@ async def load_document(
         async with session.begin_nested():
             await session.connection()  # emits the SAVEPOINT before the first statement
             load.bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
+            if load.bulk is None:
+                fast_json.settle(document)
             await load.run()
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
@@ -142,7 +145,8 @@ class _Load:
 
         The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
         of plainly valid addendums in one step; any other chunk is validated by the
-        models, so its problems read as they always have."""
+        models, so its problems read as they always have. The chunk's addendums may be
+        structs (importer/fast_json.py), which the models see as dicts again."""
         # In a thread, so that the event loop goes on sending the previous chunk's
         # COPY while this one is checked (the server stores it meanwhile).
         rows = await asyncio.to_thread(addendum_copy.copy_tuples, chunk)
@@ -151,7 +155,7 @@ class _Load:
             if not self.problems:
                 await bulk.copy(addendum_copy.COLUMNS, rows)
             return
-        records = survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+        records = survey_chunk(self.catalogue, kind, start, fast_json.plain(chunk), self.problems)
         if not self.problems:
             await bulk.write([kind.to_row(rec, self.context) for rec in records])
 
