@@ -7,7 +7,7 @@ when a statement must be spelled per database.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, func, insert, literal_column, select, text, true
@@ -122,7 +122,10 @@ def asyncpg_connect_args(url: str) -> dict[str, Any]:
 
 
 async def copy_rows(
-    conn: AsyncConnection, table: Table, columns: Sequence[str], records: Iterable[Sequence[Any]]
+    conn: AsyncConnection,
+    table: Table,
+    columns: Sequence[str],
+    records: Iterable[Sequence[Any]] | AsyncIterable[Sequence[Any]],
 ) -> None:
     """``COPY table (columns) FROM STDIN`` in the connection's transaction (PostgreSQL).
 

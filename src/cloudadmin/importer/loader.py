@@ -13,6 +13,7 @@ problem found later rolls back: nothing of it stays either.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -35,7 +36,7 @@ from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
 from cloudadmin.importer.references import check_references, check_sealed
-from cloudadmin.importer.rows import RowContext
+from cloudadmin.importer.rows import Row, RowContext
 from cloudadmin.importer.writer import replace_memberships, upsert_rows
 from cloudadmin.kit.crypto import SecretBox
 
@@ -128,36 +129,43 @@ class _Load:
         """Pass 1: every record's fields. A bulk load also COPYs the valid addendums
         as long as no problem has turned up (once one has, nothing is committed)."""
         bulk = self.bulk
-        try:
-            for kind in KINDS:
-                for start, chunk in chunks(records_of(self.document, kind)):
-                    if bulk is not None and kind.table is bulk.table:
-                        await self.copy_chunk(bulk, kind, start, chunk)
-                    else:
-                        survey_chunk(self.catalogue, kind, start, chunk, self.problems)
-                    self.progress.advance(len(chunk))
-        finally:
-            if bulk is not None:  # the connection's next statement waits for no COPY
-                await bulk.drain()
+        for kind in KINDS:
+            records = records_of(self.document, kind)
+            if bulk is not None and kind.table is bulk.table:
+                await bulk.copy(addendum_copy.COLUMNS, self.copy_rows(kind, records))
+                continue
+            for start, chunk in chunks(records):
+                survey_chunk(self.catalogue, kind, start, chunk, self.problems)
+                self.progress.advance(len(chunk))
 
-    async def copy_chunk(self, bulk: BulkLoad, kind: Kind, start: int, chunk: list[Any]) -> None:
-        """Validates a chunk of addendums and COPYs it while no problem has turned up.
+    async def copy_rows(self, kind: Kind, records: list[Any]) -> AsyncIterator[tuple[Any, ...]]:
+        """The COPY rows of a bulk load's addendums, validated chunk by chunk; none
+        once a problem has turned up (the rest is still validated, for its problems).
 
         The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
         of plainly valid addendums in one step; any other chunk is validated by the
         models, so its problems read as they always have. The chunk's addendums may be
         structs (importer/fast_json.py), which the models see as dicts again."""
-        # In a thread, so that the event loop goes on sending the previous chunk's
-        # COPY while this one is checked (the server stores it meanwhile).
-        rows = await asyncio.to_thread(addendum_copy.copy_tuples, chunk)
-        if rows is not None:
-            note_copied(self.catalogue, kind, start, addendum_copy.COLUMNS, rows, self.problems)
+        columns = addendum_copy.COLUMNS
+        parts = chunks(records)
+        ahead = _checked_in_thread(next(parts, None))
+        while ahead is not None:
+            start, chunk, checked = ahead
+            rows = await checked
+            # The next chunk is checked in a thread while the event loop sends these
+            # rows (the server stores them meanwhile).
+            ahead = _checked_in_thread(next(parts, None))
+            if rows is not None:
+                note_copied(self.catalogue, kind, start, columns, rows, self.problems)
+            else:
+                valid = survey_chunk(
+                    self.catalogue, kind, start, fast_json.plain(chunk), self.problems
+                )
+                rows = [_in_order(kind.to_row(rec, self.context), columns) for rec in valid]
+            self.progress.advance(len(chunk))
             if not self.problems:
-                await bulk.copy(addendum_copy.COLUMNS, rows)
-            return
-        records = survey_chunk(self.catalogue, kind, start, fast_json.plain(chunk), self.problems)
-        if not self.problems:
-            await bulk.write([kind.to_row(rec, self.context) for rec in records])
+                for row in rows:
+                    yield row
 
     async def check(self) -> None:
         """Pass 2: references and unique values; raises LoadError with every problem."""
@@ -194,3 +202,18 @@ class _Load:
         if rebuild:
             await bulk_counts.rebuild_counts(conn)
         await continue_sequences(conn, [kind.table for kind in KINDS if counts.get(kind.key)])
+
+
+_Checked = tuple[int, list[Any], "asyncio.Future[list[tuple[Any, ...]] | None]"]
+
+
+def _checked_in_thread(part: tuple[int, list[Any]] | None) -> _Checked | None:
+    """``part`` (a chunk and its start) with its plain check under way in a thread."""
+    if part is None:
+        return None
+    start, chunk = part
+    return start, chunk, asyncio.ensure_future(asyncio.to_thread(addendum_copy.copy_tuples, chunk))
+
+
+def _in_order(row: Row, columns: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(row[column] for column in columns)
