@@ -138,9 +138,12 @@ class _Load:
                 survey_chunk(self.catalogue, kind, start, chunk, self.problems)
                 self.progress.advance(len(chunk))
 
-    async def copy_rows(self, kind: Kind, records: list[Any]) -> AsyncIterator[tuple[Any, ...]]:
-        """The COPY rows of a bulk load's addendums, validated chunk by chunk; none
-        once a problem has turned up (the rest is still validated, for its problems).
+    async def copy_rows(
+        self, kind: Kind, records: list[Any]
+    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """The COPY rows of a bulk load's addendums, validated and given chunk by
+        chunk; none once a problem has turned up (the rest is still validated, for its
+        problems).
 
         The plain check (importer/addendum_copy.py) builds the COPY tuples of a chunk
         of plainly valid addendums in one step; any other chunk is validated by the
@@ -164,8 +167,7 @@ class _Load:
                 rows = [_in_order(kind.to_row(rec, self.context), columns) for rec in valid]
             self.progress.advance(len(chunk))
             if not self.problems:
-                for row in rows:
-                    yield row
+                yield rows
 
     async def check(self) -> None:
         """Pass 2: references and unique values; raises LoadError with every problem."""

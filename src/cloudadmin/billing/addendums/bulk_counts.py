@@ -9,10 +9,16 @@ its row triggers, which cost it little.
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from cloudadmin.db.dialect import set_aside_primary_key
+from cloudadmin.billing.addendums.creation_days import day_number
+from cloudadmin.db.dialect import copy_rows, set_aside_primary_key
+from cloudadmin.db.models.billing import AddendumCount, AddendumDay, AddendumTotal
 
 # Below this many addendums in one document the triggers are cheaper than a rebuild.
 BULK_THRESHOLD = 50_000
@@ -27,21 +33,10 @@ async def defer_counting(conn: AsyncConnection) -> None:
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'deferred', true)"))
 
 
-async def rebuild_counts(conn: AsyncConnection, *, set_aside_key: bool = False) -> None:
+async def rebuild_counts(conn: AsyncConnection) -> None:
     """Recomputes the counter tables (same shards as the triggers), then lets the
-    triggers count again for the rest of the transaction.
-
-    ``set_aside_key``: addendum_counts' primary key is dropped for its INSERT and
-    added again after it. Its rows arrive in key order, yet inserting each into the
-    index cost more than building it once: 3.3-3.6 s against 2.4-2.8 s (1.8-2.1 s
-    for the rows, 0.6-0.7 s for the index) for 495,000 counters of a million
-    addendums. The table stays locked (``ACCESS EXCLUSIVE``) until the transaction
-    ends, so only a bulk load asks for it: it holds the addendums locked anyway.
-    """
-    await conn.execute(text("DELETE FROM addendum_counts"))
-    restore = await set_aside_primary_key(conn, "addendum_counts") if set_aside_key else []
-    await conn.execute(text("DELETE FROM addendum_totals"))
-    await conn.execute(text("DELETE FROM addendum_days"))
+    triggers count again for the rest of the transaction."""
+    await _empty_counters(conn)
     # Key order, so that one client's rows (its list's count) share a few pages: in
     # the GROUP BY's hash order a client of 8,000 addendums had 715 rows on 611 pages,
     # and summing them cost 1.4 ms against 0.2 ms in key order (EXPLAIN ANALYZE, 1M
@@ -54,8 +49,6 @@ async def rebuild_counts(conn: AsyncConnection, *, set_aside_key: bool = False) 
             "FROM addendums GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
         )
     )
-    for statement in restore:
-        await conn.execute(text(statement))
     await conn.execute(
         text(
             "INSERT INTO addendum_totals (status, product_id, shard, n) "
@@ -72,3 +65,100 @@ async def rebuild_counts(conn: AsyncConnection, *, set_aside_key: bool = False) 
         )
     )
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'on', true)"))
+
+
+async def _empty_counters(conn: AsyncConnection) -> None:
+    for table in ("addendum_counts", "addendum_totals", "addendum_days"):
+        await conn.execute(text(f"DELETE FROM {table}"))
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The counter tables' rows, in the order of their keys (see ``rebuild_counts``)."""
+
+    counts: list[tuple[Any, ...]]  # client_id, reseller_key, status, product_id, shard, n
+    totals: list[tuple[Any, ...]]  # status, product_id, shard, n
+    days: list[tuple[Any, ...]]  # day, shard, n, min_id, max_id
+
+
+def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str]) -> Counted:
+    """The counter rows of the addendums ``batches`` holds (rows of ``columns``), as
+    ``rebuild_counts``' GROUP BYs would find them in the table.
+
+    A bulk load counts the rows it COPYed with this, in a thread while the server builds
+    the table's indexes, instead of having the server sort the million rows by the
+    counts' five keys afterwards (3-4 s). Counted by client first: sorting each
+    client's few dozen keys took 0.8 s against 2.3-2.6 s for all 495,000 at once.
+    """
+    at = {name: columns.index(name) for name in columns}
+    ident_at, client_at, reseller_at = at["id"], at["client_id"], at["reseller_id"]
+    status_at, product_at, created_at = at["status"], at["product_id"], at["created_at"]
+    by_client: dict[int, dict[tuple[Any, ...], int]] = {}
+    days: dict[tuple[int, int], list[int]] = {}
+    for batch in batches:
+        for row in batch:
+            ident = row[ident_at]
+            shard = ident % 16
+            reseller = row[reseller_at]
+            key = (-1 if reseller is None else reseller, row[status_at], row[product_at], shard)
+            client = by_client.get(row[client_at])
+            if client is None:
+                client = by_client[row[client_at]] = {}
+            client[key] = client.get(key, 0) + 1
+            day_key = (day_number(row[created_at]), shard)
+            day = days.get(day_key)
+            if day is None:
+                days[day_key] = [1, ident, ident]
+            else:
+                day[0] += 1
+                if ident < day[1]:
+                    day[1] = ident
+                elif ident > day[2]:
+                    day[2] = ident
+    counts = [
+        (client_id, *key, n)
+        for client_id in sorted(by_client)
+        for key, n in sorted(by_client[client_id].items())
+    ]
+    totals: dict[tuple[Any, ...], int] = {}
+    for _client_id, _reseller, status, product_id, shard, n in counts:
+        totals[status, product_id, shard] = totals.get((status, product_id, shard), 0) + n
+    return Counted(
+        counts,
+        [(*key, n) for key, n in sorted(totals.items())],
+        [(*key, *bounds) for key, bounds in sorted(days.items())],
+    )
+
+
+async def store_counts(conn: AsyncConnection, counted: Counted) -> None:
+    """Replaces the counter tables' rows with ``counted`` (by COPY), then lets the
+    triggers count again for the rest of the transaction.
+
+    addendum_counts' primary key is dropped for its rows and added again after them.
+    The rows arrive in key order, yet inserting each into the index cost more than
+    building it once: 3.3-3.6 s against 2.4-2.8 s (1.8-2.1 s for the rows, 0.6-0.7 s
+    for the index) for 495,000 counters of a million addendums. The table stays locked
+    (``ACCESS EXCLUSIVE``) until the transaction ends, so only a bulk load calls this:
+    it holds the addendums locked anyway.
+    """
+    await _empty_counters(conn)
+    restore = await set_aside_primary_key(conn, "addendum_counts")
+    await _copy(conn, AddendumCount, counted.counts)
+    for statement in restore:
+        await conn.execute(text(statement))
+    await _copy(conn, AddendumTotal, counted.totals)
+    await _copy(conn, AddendumDay, counted.days)
+    await conn.execute(text(f"SELECT set_config('{_SETTING}', 'on', true)"))
+
+
+# The columns of Counted's rows, in order.
+_COLUMNS: dict[type[Any], tuple[str, ...]] = {
+    AddendumCount: ("client_id", "reseller_key", "status", "product_id", "shard", "n"),
+    AddendumTotal: ("status", "product_id", "shard", "n"),
+    AddendumDay: ("day", "shard", "n", "min_id", "max_id"),
+}
+
+
+async def _copy(conn: AsyncConnection, model: type[Any], rows: list[tuple[Any, ...]]) -> None:
+    table: Table = model.__table__
+    await copy_rows(conn, table, _COLUMNS[model], rows)
