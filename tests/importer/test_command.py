@@ -12,10 +12,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.config import Settings
-from cloudadmin.db.models import Client
+from cloudadmin.db.models import Addendum, Client
 from cloudadmin.importer import run_load
 from cloudadmin.importer.command import run_on_fast_loop
-from tests.importer.documents import example
+from tests.importer.documents import addendum, example
 
 
 async def run(settings: Settings, source: str) -> tuple[int, str, str]:
@@ -39,6 +39,29 @@ class TestRunLoad:
         assert (code, err) == (0, "")
         assert out.startswith("loaded 10 records")
         assert await clients(session) == 2
+
+    async def test_a_file_with_addendums_is_loaded_row_by_row(
+        self, settings: Settings, session: AsyncSession, tmp_path: Path
+    ) -> None:
+        """The file's addendums are parsed into structs (importer/fast_json.py); a load
+        that upserts them (below the bulk threshold, and always on SQLite) turns them
+        into the dicts the models read, and stores them all, nulls and absent keys
+        alike."""
+        doc = example()
+        doc["addendums"] = [
+            addendum(1),
+            addendum(2, client={"id": 2001, "company_name": "Shop Ltd"}, payer_id=None),
+            addendum(3, reseller_id=1000, status_at_active_at="x"),
+        ]
+        path = tmp_path / "doc.json"
+        path.write_text(json.dumps(doc))
+        code, out, err = await run(settings, str(path))
+        assert (code, err) == (0, "")
+        assert "addendums 3" in out
+        stored = (
+            await session.execute(select(Addendum.id, Addendum.reseller_id).order_by(Addendum.id))
+        ).all()
+        assert [tuple(row) for row in stored] == [(1, None), (2, None), (3, 1000)]
 
     async def test_standard_input_is_read_for_a_dash(
         self, settings: Settings, session: AsyncSession, monkeypatch: pytest.MonkeyPatch
