@@ -90,7 +90,6 @@ async def load_document(
     )
     addendums = catalogue.counts.get("addendums", 0)
     if not bulk_counts.deferrable(conn, addendums):
-        fast_json.settle(document)  # the models read dicts
         await load.run()
     else:
         # A bulk load may write addendums before the last problem is found, and sets
@@ -98,8 +97,6 @@ async def load_document(
         async with session.begin_nested():
             await session.connection()  # emits the SAVEPOINT before the first statement
             load.bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
-            if load.bulk is None:
-                fast_json.settle(document)
             await load.run()
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
@@ -118,6 +115,8 @@ class _Load:
     bulk: BulkLoad | None = None
 
     async def run(self) -> None:
+        if self.bulk is None:
+            fast_json.settle(self.document)  # the models read the addendums as dicts
         await self.validate()
         await self.check()
         await self.write()

@@ -90,7 +90,7 @@ def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str
     counts' five keys afterwards (3-4 s). Counted by client first: sorting each
     client's few dozen keys took 0.8 s against 2.3-2.6 s for all 495,000 at once.
     """
-    at = {name: columns.index(name) for name in columns}
+    at = {name: index for index, name in enumerate(columns)}
     ident_at, client_at, reseller_at = at["id"], at["client_id"], at["reseller_id"]
     status_at, product_at, created_at = at["status"], at["product_id"], at["created_at"]
     by_client: dict[int, dict[tuple[Any, ...], int]] = {}
