@@ -27,6 +27,7 @@ from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDataba
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
+from cloudadmin.web.direct_call import direct_handler
 from cloudadmin.web.error_render import render_exception
 from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
@@ -174,7 +175,11 @@ class ApiRoute(APIRoute):
         return super().matches(scope)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
+        solved = super().get_route_handler()
+        direct = direct_handler(self, solved)
+        # Whether its dependencies are awaited without FastAPI's solver (web/direct_call.py).
+        self.calls_directly = direct is not None
+        handle = direct or solved
         body_kind = _body_kind(self)
         action = self.name
         # Its requests are logged, even one refused before its key was checked.

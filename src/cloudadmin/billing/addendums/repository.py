@@ -102,10 +102,10 @@ async def page(
 
 async def page_text(
     conn: AsyncConnection, where: Where, order: Order, *, limit: int, offset: int
-) -> str:
-    """The page's items as the inside of a JSON array (writes_items); as page()."""
+) -> bytes:
+    """The page's items as the inside of a JSON array, UTF-8 (writes_items); as page()."""
     params = {**where.params, "page_limit": limit, "page_offset": offset}
-    return str(await driver.scalar(conn, _page_text_statement(where.shape, order), params))
+    return bytes(await driver.scalar(conn, _page_text_statement(where.shape, order), params))
 
 
 # The count read alongside the page takes its values under this prefix: its parameters
@@ -189,13 +189,13 @@ async def counted_page_text(
     *,
     limit: int,
     offset: int,
-) -> tuple[int, str]:
+) -> tuple[int, bytes]:
     """The count and the page's items as page_text() writes them, read together: an
     aggregate, so one row even for an empty page."""
     params = _counted_params(where, count_params, limit, offset)
     statement = _counted_page_text_statement(where.shape, order, count)
     ((text, total),) = await driver.fetch(conn, statement, params)
-    return int(total), str(text)
+    return int(total), bytes(text)
 
 
 @lru_cache(maxsize=512)

@@ -163,7 +163,7 @@ async def list_addendums(
         total, items = await repository.counted_page_text(
             conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
         )
-        return _answer(url, q, total, items.encode())
+        return _answer(url, q, total, items)
     if together is not None:
         read_together = await repository.counted_page(
             conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
@@ -180,7 +180,7 @@ async def list_addendums(
         items = await repository.page_text(
             conn, read.where, read.order, limit=q.limit, offset=q.offset
         )
-        return _answer(url, q, total, items.encode())
+        return _answer(url, q, total, items)
     rows = await repository.page(conn, read.where, read.order, limit=q.limit, offset=q.offset)
     return _answer(url, q, total, _written(rows, q.active_at))
 
