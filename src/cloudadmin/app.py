@@ -42,7 +42,7 @@ from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
-from cloudadmin.web import docs_pages, metrics_page
+from cloudadmin.web import docs_pages, metrics_page, route_index
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_api_key_security, add_error_schema
@@ -201,6 +201,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     for router in [*routers, docs_pages.router, *API_ROUTERS]:
         app.router.routes.extend(router.routes)
     app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
+    route_index.install(app.router)
 
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         return render_exception(request, exc)

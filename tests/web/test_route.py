@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
-from fastapi.routing import APIRoute
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -184,38 +181,3 @@ class TestDeclarations:
 
         A second paragraph."""
         assert describe(doc) == "One line and the next.\n\nA second paragraph."
-
-
-def _paths_to_try(route_path: str) -> list[str]:
-    """A route's path with its parameters filled, and near misses of it."""
-    filled = route_path
-    while "{" in filled:
-        start = filled.index("{")
-        filled = filled[:start] + "7" + filled[filled.index("}", start) + 1 :]
-    literal = route_path.partition("{")[0]
-    return [filled, filled + "/", filled + "/x", filled[:-1], literal, literal + "x", "/"]
-
-
-class TestMatching:
-    """ApiRoute.matches rules a path out by its literal start before Starlette's regular
-    expression: every route gives the answer FastAPI's own matching gives."""
-
-    def test_every_route_matches_as_fastapi_does(self, app: Any):
-        routes = [r for r in app.router.routes if isinstance(r, ApiRoute)]
-        assert len(routes) > 40
-        paths = {p for r in routes for p in _paths_to_try(r.path)}
-        for root_path in ("", "/api"):
-            for path in sorted(paths):
-                for method in ("GET", "POST", "DELETE"):
-                    scope = {
-                        "type": "http",
-                        "method": method,
-                        "path": root_path + path,
-                        "root_path": root_path,
-                    }
-                    for route in routes:
-                        assert route.matches(dict(scope)) == APIRoute.matches(route, dict(scope)), (
-                            route.path,
-                            method,
-                            root_path + path,
-                        )

@@ -18,8 +18,6 @@ from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Match
-from starlette.types import Scope
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.deps import get_caller, get_read_session, get_write_session, presented_caller
@@ -151,28 +149,12 @@ class ApiRoute(APIRoute):
         if models and "parameters" not in extra:
             parameters = [p for model in models for p in query_model_parameters(model)]
             self.openapi_extra = {**extra, "parameters": parameters}
-        # The literal start of the path: all of it when the path takes no parameter.
-        self._literal, brace, _ = self.path.partition("{")
-        self._static = not brace
 
     @property
     def authenticates(self) -> bool:
         """Whether its caller is authenticated (get_caller): its requests are logged, and
         the OpenAPI document gives it the API key scheme (web/openapi.py)."""
         return _authenticates(self.dependant)
-
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        # A quick "no" for a path this route cannot match: the router tries its routes in
-        # order, and Starlette's regular expression for each route before the one that
-        # matches cost the addendum list, 42nd in the table, 4 % of its CPU. The answer
-        # is the same: a route whose literal start the path lacks never matches it. A
-        # root path, or FastAPI's context of an included router, takes the full test.
-        if scope["type"] == "http" and not scope.get("root_path") and not scope.get("fastapi"):
-            path = scope["path"]
-            fits = path == self._literal if self._static else path.startswith(self._literal)
-            if not fits:
-                return Match.NONE, {}
-        return super().matches(scope)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         solved = super().get_route_handler()
