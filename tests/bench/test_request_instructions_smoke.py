@@ -22,4 +22,6 @@ def test_bench_request_instructions_smoke() -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert re.search(r"/billing/org/v1/addendums: [\d.]+ ms CPU a request", done.stdout), done.stdout
+    assert re.search(r"/billing/org/v1/addendums: [\d.]+ ms CPU a request", done.stdout), (
+        done.stdout
+    )
