@@ -116,6 +116,17 @@ class TestSameAnswers:
             await client.get("/items/5")
         assert tried == ["/items/5"]  # worked out once for the path
 
+    async def test_a_long_path_is_answered_and_not_kept(self):
+        app = probe_app(indexed=True)
+        index = app.router.middleware_stack
+        assert isinstance(index, RouteIndex)
+        long_id = "9" * (route_index.KEPT_PATH_LENGTH + 1)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://probe") as client:
+            assert (await client.get(f"/things/{long_id}")).json()["thing"] == long_id
+            assert (await client.get("/things/short")).json()["thing"] == "short"
+        assert index._for_path.cache_info().currsize == 1  # only the short one
+
     async def test_a_route_added_later_is_reached(self):
         app = probe_app(indexed=True)
         transport = httpx.ASGITransport(app=app)

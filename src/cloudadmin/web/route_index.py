@@ -6,15 +6,15 @@ before it was about a tenth of a list request's instructions (counted with valgr
 docs/performance.md, "2026-11-27 (late)"), as it is for any route late in the table.
 
 ``RouteIndex`` takes the router's place as its ASGI entry: for an HTTP request it
-works out once per path (kept for the 4,096 latest paths) which routes' path patterns
-match it, and lets FastAPI's own dispatch (``APIRouter.app``) run over those routes only,
-in table order. That is the same answer: a route whose pattern does not match the path
-can neither match it nor answer 405 for it, so the first route that matches, or that
-matches the path but not the method, is the same one. Whatever the index cannot
-judge goes to the whole router as before: a request that no route's pattern matches
-(404, or the redirect to the path with or without its trailing slash), a root path, a
-WebSocket, the lifespan, and any table holding a route that is neither a ``Route`` nor a
-``Mount`` (a ``Host``, say, which matches by header).
+works out once per path which routes' path patterns match it, and lets FastAPI's own
+dispatch (``APIRouter.app``) run over those routes only, in table order. That is the
+same answer: a route whose pattern does not match the path can neither match it nor
+answer 405 for it, so the first route that matches, or that matches the path but not
+the method, is the same one. Whatever the index cannot judge goes to the whole router
+as before: a request that no route's pattern matches (404, or the redirect to the path
+with or without its trailing slash), a root path, a WebSocket, the lifespan, and any
+table holding a route that is neither a ``Route`` nor a ``Mount`` (a ``Host``, say,
+which matches by header).
 """
 
 from __future__ import annotations
@@ -26,7 +26,11 @@ from fastapi.routing import APIRouter
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+# What is kept: the latest 4,096 paths of up to 256 characters. A path is the client's
+# to choose, so a flood of long distinct ones must not hold more than a megabyte; a
+# longer path is worked out anew each time (as the whole table would walk it).
 PATHS_KEPT = 4096
+KEPT_PATH_LENGTH = 256
 
 
 class RouteIndex:
@@ -59,7 +63,11 @@ class RouteIndex:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not scope.get("root_path"):
             # The table's size keys the cache: a route added later is seen.
-            narrowed = self._for_path(scope["path"], len(self._router.routes))
+            path, size = scope["path"], len(self._router.routes)
+            if len(path) <= KEPT_PATH_LENGTH:
+                narrowed = self._for_path(path, size)
+            else:
+                narrowed = self._router_for(path, size)
             if narrowed is not None:
                 # What reads the router from the scope (url_for) sees the whole table.
                 scope.setdefault("router", self._router)
