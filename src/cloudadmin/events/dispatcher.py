@@ -472,7 +472,7 @@ class Dispatcher:
                         .values(attempts=0, last_error=None, next_attempt_at=None)
                     )
         if error is not None:
-            await self._failed(sid, error, used, queue)
+            await self._failed(sid, error, used, queue, progressed=accepted > 0)
 
     def _amqp_sender(self, sub: AmqpSubscription) -> Send:
         """Publishes with confirms; a broker that confirms only the first messages has
@@ -553,8 +553,18 @@ class Dispatcher:
         )
 
     async def _failed(
-        self, sid: int, error: str, used: tuple[str, ...], queue: Queue = AMQP
+        self,
+        sid: int,
+        error: str,
+        used: tuple[str, ...],
+        queue: Queue = AMQP,
+        *,
+        progressed: bool = False,
     ) -> None:
+        """Backs the subscription off. A batch that ``progressed`` (the far end took
+        some of it) was a success as well: the backoff starts again from its first step,
+        so a receiver that refuses one request in twenty is retried after a second each
+        time, never after minutes."""
         EVENT_DELIVERY_FAILURES.labels(queue.name).inc()
         async with self.sessions() as session, session.begin():
             state = await session.get(queue.state, sid, with_for_update=True)
@@ -566,7 +576,7 @@ class Dispatcher:
                 # the failure says nothing about the new settings; try them at once.
                 state.attempts, state.next_attempt_at, state.last_error = 0, None, None
                 return
-            state.attempts += 1
+            state.attempts = 1 if progressed else state.attempts + 1
             delay = backoff_seconds(state.attempts)
             state.next_attempt_at = utcnow() + timedelta(seconds=delay)
             state.last_error = error
