@@ -16,6 +16,7 @@ from pydantic import (
 
 from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.outbound import literal_address
 
 MAIL_PASSWORD_MASK = "********"
 
@@ -35,6 +36,34 @@ def _hostname(value: str) -> str:
 
 
 Domain = Annotated[str, AfterValidator(_hostname)]
+
+# One RFC 1123 label: letters, digits and inner hyphens, 1 to 63 characters.
+_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", re.IGNORECASE)
+
+
+def _mail_host(value: str) -> str:
+    """A host name (RFC 1123 labels; an internationalised name as IDNA spells it, the
+    way the resolver will encode it when connecting) or an address literal (IPv6 with or
+    without brackets). Nothing else: a user (``u@host``), a port (``host:25``, the port
+    is its own field), a scheme or a space would be taken for part of the name and
+    fail only when the mail is sent. Whether the address may be reached is the outbound
+    policy's question, asked by the service when saving and again when connecting."""
+    if not value or (value == value.strip() and literal_address(value) is not None):
+        return value
+    try:
+        ascii_name = value.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_name = ""
+    labels = ascii_name.removesuffix(".").split(".")
+    if len(ascii_name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(
+            "Enter a host name or an IP address, without a user, port or scheme "
+            "(the port is its own field), e.g. smtp.example.com."
+        )
+    return value
+
+
+MailHost = Annotated[str, StringConstraints(max_length=255), AfterValidator(_mail_host)]
 
 
 def _text_of_bool(value: Any) -> Any:
@@ -123,9 +152,10 @@ class MailServerAccess(LenientBody):
     """Where and as whom the service reaches a reseller's mail server (the importer's
     record shares it)."""
 
-    host: Short | None = Field(
+    host: MailHost | None = Field(
         default=None,
-        description="Loopback, private, link-local, CGNAT and metadata addresses are "
+        description="A host name or an IP address (no user, port or scheme). Loopback, "
+        "private, link-local, CGNAT and metadata addresses are "
         "refused (400) unless CLOUDADMIN_OUTBOUND_ALLOW lists them.",
     )
     port: Port | None = None
