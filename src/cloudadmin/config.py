@@ -92,6 +92,10 @@ class Settings(BaseSettings):
     key_rate_limit: str | None = None
     # Shared state of the limiters (redis://host:port/db); in process memory when unset.
     redis_url: str | None = None
+    # Milliseconds a throttle check may wait for Redis (connect and answer); past it, or
+    # when Redis fails, the check passes uncounted (fails open) and Redis is asked again
+    # a second later. It is asked on every request: keep it to tens of milliseconds.
+    redis_timeout_ms: int = Field(default=50, ge=1, le=5000)
     # Prefix of the limiters' Redis keys: deployments sharing one Redis keep apart.
     limits_key_prefix: str = "cloudadmin"
     # Peers whose X-Forwarded-For is honoured (CIDRs or addresses); none by default.

@@ -9,11 +9,12 @@ never blocks the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
@@ -24,23 +25,69 @@ from starlette.requests import Request
 from cloudadmin.auth.apikey import parse_token
 from cloudadmin.config import Settings
 from cloudadmin.errors import Throttled
-from cloudadmin.observability.metrics import AUTH_FAILURES, THROTTLED
+from cloudadmin.observability.metrics import AUTH_FAILURES, THROTTLE_UNCHECKED, THROTTLED
 
 log = logging.getLogger("cloudadmin.throttle")
 
+T = TypeVar("T")
 
-async def _allowed(answer: Awaitable[bool]) -> bool:
-    """The limiter's answer; a throttle that cannot reach its storage lets requests
-    through: it protects the service, it must not be the reason it refuses everyone."""
-    try:
-        return await answer
-    except StorageError as exc:
-        log.warning("throttle storage unavailable: %s", exc)
+# How long after Redis failed to answer a check the throttle asks it again: in between,
+# checks pass at once instead of each waiting out the timeout.
+RETRY_SECONDS = 1.0
+# At most one warning per this many seconds while Redis does not answer.
+WARN_INTERVAL_SECONDS = 60.0
+
+
+class _SharedStorage:
+    """Whether Redis is asked, and what is said about it while it does not answer.
+
+    A throttle that cannot reach its storage lets requests through (fails open): it
+    protects the service, it must not be the reason it refuses everyone. Each call is
+    bounded by ``timeout``; after a failure, checks skip Redis for ``retry_seconds``
+    (one check then tries again), so an absent or stalled Redis costs a request nothing
+    but, once a second, the timeout. Every check passed unasked is counted
+    (``THROTTLE_UNCHECKED``); one warning is logged per ``warn_interval``.
+    """
+
+    def __init__(self, timeout: float, retry_seconds: float, warn_interval: float) -> None:
+        self.timeout = timeout
+        self._retry_seconds = retry_seconds
+        self._warn_interval = warn_interval
+        self._retry_at = 0.0  # monotonic; 0: Redis is asked
+        self._failing = False
+        self._warned_at: float | None = None
+        self._unchecked = 0  # since the last warning
+
+    def may_ask(self) -> bool:
+        now = time.monotonic()
+        if now < self._retry_at:
+            return False
+        if self._failing:
+            self._retry_at = now + self._retry_seconds  # this check probes; others skip
         return True
 
+    def answered(self) -> None:
+        if self._failing:
+            log.info("throttle storage answers again; %d checks passed uncounted", self._unchecked)
+            self._failing, self._retry_at, self._warned_at, self._unchecked = False, 0.0, None, 0
 
-# Redis is asked on every request: a slow or absent one must cost little time.
-_REDIS_TIMEOUT = 0.5
+    def failed(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        self._failing = True
+        self._retry_at = now + self._retry_seconds
+        if self._warned_at is None or now - self._warned_at >= self._warn_interval:
+            reason = str(exc) or f"no answer within {self.timeout * 1000:.0f} ms"
+            log.warning(
+                "throttle storage (Redis) unavailable, checks pass uncounted "
+                "(%d since it failed): %s",
+                self._unchecked + 1,
+                reason,
+            )
+            self._warned_at = now
+
+    def unchecked(self) -> None:
+        self._unchecked += 1
+        THROTTLE_UNCHECKED.inc()
 
 
 def client_address(request: Request) -> str:
@@ -66,6 +113,9 @@ class Throttle:
         per_key: str | None = None,
         redis_url: str | None = None,
         key_prefix: str = "cloudadmin",
+        redis_timeout: float = 0.05,
+        retry_seconds: float = RETRY_SECONDS,
+        warn_interval: float = WARN_INTERVAL_SECONDS,
     ) -> None:
         self._failures: RateLimitItem = parse(failures)
         self._per_key: RateLimitItem | None = parse(per_key) if per_key else None
@@ -73,12 +123,18 @@ class Throttle:
         # Whether another process may have counted failures (Redis), or this one has:
         # until then an address cannot be past its limit, and admit() asks no storage.
         self._failures_possible = bool(redis_url)
+        # Only Redis can fail to answer; process memory always does.
+        self._shared = (
+            _SharedStorage(redis_timeout, retry_seconds, warn_interval) if redis_url else None
+        )
         storage: Storage
         if redis_url:
             import redis.asyncio
 
+            # The socket timeouts end a stalled connection; _ask's own bound covers the
+            # whole call (connecting, waiting for a pooled connection, the round trip).
             self._pool = redis.asyncio.ConnectionPool.from_url(
-                redis_url, socket_timeout=_REDIS_TIMEOUT, socket_connect_timeout=_REDIS_TIMEOUT
+                redis_url, socket_timeout=redis_timeout, socket_connect_timeout=redis_timeout
             )
             storage = RedisStorage(
                 redis_url if redis_url.startswith("async+") else f"async+{redis_url}",
@@ -98,6 +154,7 @@ class Throttle:
             per_key=settings.key_rate_limit,
             redis_url=settings.redis_url,
             key_prefix=settings.limits_key_prefix,
+            redis_timeout=settings.redis_timeout_ms / 1000,
         )
 
     async def admit(self, request: Request) -> None:
@@ -142,21 +199,36 @@ class Throttle:
         if self._pool is not None:
             await self._pool.aclose()
 
+    async def _ask(self, question: Callable[[], Awaitable[T]], unanswered: T) -> T:
+        """The storage's answer, or ``unanswered`` when Redis does not give it in time."""
+        shared = self._shared
+        if shared is None:
+            return await question()
+        if not shared.may_ask():
+            shared.unchecked()
+            return unanswered
+        try:
+            async with asyncio.timeout(shared.timeout):
+                answer = await question()
+        except (StorageError, TimeoutError) as exc:
+            shared.failed(exc)
+            shared.unchecked()
+            return unanswered
+        shared.answered()
+        return answer
+
     async def _test(self, item: RateLimitItem, *ids: str) -> bool:
         """Whether a hit would still be allowed (nothing spent)."""
-        return await _allowed(self._limiter.test(item, *ids))
+        return await self._ask(lambda: self._limiter.test(item, *ids), True)
 
     async def _hit(self, item: RateLimitItem, *ids: str) -> bool:
         """Spends one hit; whether it was allowed."""
-        return await _allowed(self._limiter.hit(item, *ids))
+        return await self._ask(lambda: self._limiter.hit(item, *ids), True)
 
     async def _throttled(
         self, item: RateLimitItem, ids: tuple[str, ...], message: str
     ) -> Throttled:
         THROTTLED.labels("auth_failures" if ids[0] == "auth-failures" else "api_key").inc()
-        try:
-            stats = await self._limiter.get_window_stats(item, *ids)
-            wait = math.ceil(stats.reset_time - time.time())
-        except StorageError:
-            wait = item.get_expiry()
+        stats = await self._ask(lambda: self._limiter.get_window_stats(item, *ids), None)
+        wait = math.ceil(stats.reset_time - time.time()) if stats else item.get_expiry()
         return Throttled(message, retry_after=wait)

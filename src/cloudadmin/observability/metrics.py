@@ -64,3 +64,7 @@ THROTTLED = Counter(
     "Requests answered 429, by the limit they were past.",
     ["limit"],
 )
+THROTTLE_UNCHECKED = Counter(
+    "cloudadmin_throttle_unchecked",
+    "Throttle checks passed without counting: Redis did not answer in time (fail open).",
+)
