@@ -40,6 +40,27 @@ class PublishError(Exception):
     reasons above, or why the address is not allowed."""
 
 
+# The longest frame a broker may send. A publisher receives short frames only (the
+# handshake, confirms, and at most a returned message of its own, in frames of the
+# negotiated frame_max: 128 KiB on RabbitMQ), but aiormq reads whatever length a frame
+# header claims, up to 4 GiB, into memory: a longer one ends the connection instead.
+MAX_FRAME_BYTES = 1024 * 1024
+
+
+class FrameTooLong(ConnectionError):
+    """The broker announced a frame longer than ``MAX_FRAME_BYTES``."""
+
+
+class _BoundedReader(asyncio.StreamReader):
+    """aiormq reads each frame with one ``readexactly`` of the length its header
+    claims; this refuses a length over ``MAX_FRAME_BYTES`` before reading any of it."""
+
+    async def readexactly(self, n: int) -> bytes:
+        if n > MAX_FRAME_BYTES:
+            raise FrameTooLong(f"a frame of {n} bytes")
+        return await super().readexactly(n)
+
+
 class _VettedTransport(TransportFactory):
     """Connects aiormq to an address ``Outbound`` checked, not to whatever the name
     resolves to when aiormq would look it up; TLS still verifies the name."""
@@ -55,7 +76,12 @@ class _VettedTransport(TransportFactory):
         host = url.host or ""
         sock = await self.outbound.connect(host, url.port or (5671 if context else 5672))
         try:
-            return await asyncio.open_connection(
+            # asyncio.open_connection, with a reader that bounds each frame.
+            loop = asyncio.get_running_loop()
+            reader = _BoundedReader(limit=kwargs.pop("limit", 2**16), loop=loop)
+            protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+            transport, _ = await loop.create_connection(
+                lambda: protocol,
                 sock=sock,
                 ssl=context,
                 server_hostname=host if context else None,
@@ -65,6 +91,7 @@ class _VettedTransport(TransportFactory):
         except BaseException:
             sock.close()
             raise
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 class _Connection(aio_pika.Connection):

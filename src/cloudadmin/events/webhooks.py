@@ -10,10 +10,11 @@ certificate checks. No proxy from the environment, no redirects followed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import ssl
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import httpcore
@@ -22,6 +23,13 @@ import httpx
 from cloudadmin.kit.outbound import Outbound, OutboundRefused
 
 log = logging.getLogger("cloudadmin.webhooks")
+
+# A receiver's status line decides (httpcore reads at most 100 KiB of it and the
+# headers). Of the body this much is read, for this long at most, only so that a short
+# answer leaves the connection reusable (the network is read in pieces of up to 64 KiB);
+# a longer or slower one is cut off by closing the connection.
+MAX_ANSWER_BYTES = 4096
+ANSWER_READ_SECONDS = 1.0
 
 # One reason per kind of failure, never the receiver's or the network's own words (as
 # for brokers, events/amqp.py): the answers do not map the network behind the URL.
@@ -121,40 +129,56 @@ class WebhookSender:
         messages: Sequence[tuple[str, dict[str, Any]]],
         *,
         budget: float | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> int:
         """POSTs ``(message_id, body)`` pairs in order, each within the outbound timeout,
         stopping at the first one not accepted (WebhookError, with how many were) or
         when ``budget`` seconds would be overrun by another message. Returns how many
-        were accepted."""
+        were accepted; ``progress`` is told the count after each one."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         for accepted, (message_id, body) in enumerate(messages):
             if budget is not None and loop.time() - started > budget - self.outbound.timeout:
                 return accepted  # the rest in the next batch, under a fresh lease
             try:
-                async with asyncio.timeout(self.outbound.timeout):
-                    if self._client is None:
-                        self._client = client(self.outbound)
-                    response = await self._client.post(
-                        url,
-                        content=json.dumps(body, separators=(",", ":")).encode(),
-                        headers={
-                            "Content-Type": "application/json",
-                            "X-Message-Id": message_id,
-                            header_name: header_value,
-                        },
-                    )
-                    await response.aclose()
+                status = await self._post_one(
+                    url,
+                    json.dumps(body, separators=(",", ":")).encode(),
+                    {
+                        "Content-Type": "application/json",
+                        "X-Message-Id": message_id,
+                        header_name: header_value,
+                    },
+                )
             except Exception as exc:
                 raise _failure(exc, accepted) from None
-            if not 200 <= response.status_code < 300:
+            if not 200 <= status < 300:
                 raise WebhookError(
-                    REDIRECTED
-                    if 300 <= response.status_code < 400
-                    else refused_status(response.status_code),
-                    accepted,
+                    REDIRECTED if 300 <= status < 400 else refused_status(status), accepted
                 )
+            if progress is not None:
+                progress(accepted + 1)
         return len(messages)
+
+    async def _post_one(self, url: str, content: bytes, headers: dict[str, str]) -> int:
+        """POSTs one message within the outbound timeout; the answer's status.
+
+        The status line alone is the outcome. Of the body, at most ``MAX_ANSWER_BYTES``
+        are read, for ``ANSWER_READ_SECONDS`` at most, and only so that a short answer
+        leaves the connection reusable; a longer or slower one is cut off by closing the
+        connection. A receiver that streams an endless answer costs one read."""
+        async with asyncio.timeout(self.outbound.timeout):
+            if self._client is None:
+                self._client = client(self.outbound)
+            async with self._client.stream("POST", url, content=content, headers=headers) as answer:
+                with contextlib.suppress(httpx.HTTPError, TimeoutError):
+                    async with asyncio.timeout(min(ANSWER_READ_SECONDS, self.outbound.timeout)):
+                        read = 0
+                        async for piece in answer.aiter_raw():
+                            read += len(piece)
+                            if read > MAX_ANSWER_BYTES:
+                                break
+                return answer.status_code
 
     async def close(self) -> None:
         if self._client is not None:
