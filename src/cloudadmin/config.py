@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     # Serve Prometheus metrics at /metrics, without an API key (scraped by operators;
     # keep it off the public network). False: no /metrics route at all.
     metrics_enabled: bool = True
+    # When set, /metrics (and `worker`'s metrics listener) answer only a scraper that
+    # sends `Authorization: Bearer <this>`; others get 401. At least 16 characters.
+    metrics_bearer_token: SecretStr | None = Field(default=None, min_length=16)
     # prometheus_client's own variable (no CLOUDADMIN_ prefix): where each worker process
     # writes its metric values. `serve` sets a fresh one per start; set it to choose where.
     prometheus_multiproc_dir: Path | None = Field(
@@ -163,6 +166,12 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("metrics_bearer_token", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # CLOUDADMIN_METRICS_BEARER_TOKEN= (empty) leaves the metrics open, as unset does.
+        return None if value == "" else value
 
     @field_validator("database_url")
     @classmethod

@@ -27,8 +27,10 @@ from starlette.responses import Response
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.types import utcnow
+from cloudadmin.errors import NotAuthenticated, TokenNotValid
 from cloudadmin.events.dispatcher import AMQP, WEBHOOK
 from cloudadmin.events.status import backlog, mail_counts
+from cloudadmin.observability.metrics_access import BEARER_CHALLENGE, Refusal, refusal
 
 log = logging.getLogger("cloudadmin.metrics")
 
@@ -37,9 +39,17 @@ router = APIRouter(tags=["Health"])
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    """No API key: Prometheus scrapes it (docs/operations.md). Not an ApiRoute, so no
-    activity-log row either."""
+    """No API key: Prometheus scrapes it, with CLOUDADMIN_METRICS_BEARER_TOKEN's token
+    when that is set (docs/operations.md). Not an ApiRoute, so no activity-log row
+    either."""
     app = request.app
+    # Before anything is read: a refused scrape costs no turn at the database.
+    why = refusal(
+        request.headers.get("authorization"), app_state(app).settings.metrics_bearer_token
+    )
+    if why is not None:
+        refused = NotAuthenticated if why is Refusal.missing else TokenNotValid
+        raise refused(headers={"WWW-Authenticate": BEARER_CHALLENGE})
     outbox = await _outbox_families(app)
     directory = app_state(app).settings.prometheus_multiproc_dir
     registry = CollectorRegistry()
