@@ -22,7 +22,7 @@ from cloudadmin.db.models import (
     Seller,
     User,
 )
-from cloudadmin.web.idempotency import IDEMPOTENT, LEASE_SECONDS
+from cloudadmin.web.idempotency import LEASE_SECONDS, Idempotent
 from cloudadmin.web.route import ApiRoute
 from tests.factories import Landscape, auth, landscape, make_key, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD, count
@@ -417,8 +417,12 @@ def _held_route(app: FastAPI, *, write_first: bool) -> _Held:
     held = _Held(asyncio.Event(), asyncio.Event())
     router = APIRouter(route_class=ApiRoute)
 
-    @router.post("/test/held", status_code=201, dependencies=[IDEMPOTENT])
-    async def create_held(session: Session, caller: CurrentCaller) -> dict[str, int]:
+    @router.post("/test/held", status_code=201)
+    async def create_held(
+        session: Session, caller: CurrentCaller, idempotency: Idempotent
+    ) -> dict[str, int]:
+        await idempotency.claim()
+
         async def write() -> int:
             row = NotificationSetting(
                 reseller_id=caller.account_id,

@@ -9,7 +9,7 @@ import pytest
 from fastapi import APIRouter, Depends
 
 from cloudadmin.auth.deps import CurrentCaller, ReadSession, Session, WriteSession
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, transaction_mode
 
 
@@ -36,6 +36,9 @@ async def both(read: ReadSession, write: WriteSession) -> None: ...
 async def reading_dependency(session: ReadSession) -> None: ...
 
 
+async def keyed_read(session: ReadSession, idempotency: Idempotent) -> None: ...
+
+
 class TestDeclared:
     def test_a_post_declaring_a_read_session_reads(self):
         assert transaction_mode(route("POST", reads)) == "read"
@@ -54,7 +57,7 @@ class TestDeclared:
 
     def test_a_read_cannot_take_an_idempotency_key(self):
         with pytest.raises(TypeError, match="Idempotency-Key"):
-            transaction_mode(route("POST", reads, dependencies=[IDEMPOTENT]))
+            transaction_mode(route("POST", keyed_read))
 
 
 class TestUndeclared:

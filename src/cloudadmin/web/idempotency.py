@@ -1,18 +1,26 @@
 """Idempotent retries: a creating POST sent with an ``Idempotency-Key`` runs once.
 
-An endpoint opts in with ``dependencies=[IDEMPOTENT]``. The dependency (after the
-caller's authentication, so the account is known) claims the key in a short
-transaction of its own on the request's session: one row per (account, key), holding
-a hash of the request. Then:
+An endpoint opts in by taking the key, ``idempotency: Idempotent``, and handing it to its
+service, which claims it (``await idempotency.claim()``) once the caller has passed every check
+(authentication, role, the API token's role, tenancy) and before it changes anything.
+A repeat is thus answered only to a caller who would be let through now: one who
+lacks the role gets the 403 or 404 it gets without a key, never the stored answer. The
+claim runs in a short transaction of its own on the request's session: one row per
+(account, key), holding a hash of the request and of the credential that sent it (the
+API token and the role it acts with). Then:
 
-- the key is new (or expired, or its claim was abandoned): the handler runs in the
+- the key is new (or expired, or its claim was abandoned): the service goes on in the
   request's transaction, and ApiRoute stores the answer in the claim row (``record``)
   in that same transaction, so an answer is never kept without its change or the
   change without its answer; a request that fails is rolled back and its claim
   deleted (``release``), so that a retry runs again;
-- the key answered the same request: the stored answer is replayed (``Replay``), with
-  ``Idempotent-Replayed: true``, and nothing runs;
-- the key belongs to another request: 422; its first request still runs: 409.
+- the key answered the same request from the same credential: the stored answer is
+  replayed (``Replay``), with ``Idempotent-Replayed: true``, and nothing changes;
+- the key belongs to another request (or another token, or the token's role changed):
+  422; its first request still runs: 409.
+
+A keyed request whose handler succeeded without claiming its key is a bug of that
+endpoint: it is refused with 500 and undone, never committed uncovered by its key.
 
 Every statement runs on the request's own session: a request never holds two pooled
 connections. See docs/errors.md, "Idempotent retries".
@@ -31,14 +39,14 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
-from sqlalchemy import delete, insert, select, tuple_, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.deps import CurrentCaller
+from cloudadmin.db import dialect
 from cloudadmin.db.base import table_of
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.results import rows_matched
@@ -85,8 +93,10 @@ class Replay(Exception):  # noqa: N818 (not an error: the answer to send)
 
 
 def fingerprint(request: Request, caller: Caller, body: bytes) -> str:
-    """What a repeat must match: the user, method, path, query and body. A JSON body
-    is compared by content, so a client that serialises it again still matches."""
+    """What a repeat must match: the user, the credential (the API token and the role it
+    acts with now), method, path, query and body. A JSON body is compared by content, so
+    a client that serialises it again still matches. Another token of the same user, or
+    the same token after its role changed, never gets this request's stored answer."""
     if body and _is_json(request):
         # An invalid body is compared as sent (FastAPI answers 400 anyway).
         with contextlib.suppress(ValueError):
@@ -94,7 +104,16 @@ def fingerprint(request: Request, caller: Caller, body: bytes) -> str:
                 json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             ).encode()
     digest = hashlib.sha256()
-    for part in (str(caller.user_id), request.method, request.url.path, request.url.query):
+    credential = (
+        f"{caller.key_id}:{int(caller.superuser)}:{','.join(map(str, sorted(caller.group_ids)))}"
+    )
+    for part in (
+        str(caller.user_id),
+        credential,
+        request.method,
+        request.url.path,
+        request.url.query,
+    ):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(body)
@@ -104,6 +123,43 @@ def fingerprint(request: Request, caller: Caller, body: bytes) -> str:
 def _is_json(request: Request) -> bool:
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
     return ctype == "application/json" or ctype.endswith("+json")
+
+
+class KeyClaim:
+    """The request's ``Idempotency-Key`` (if it sent one), for its service to claim once
+    the caller has passed every check and before the change (``claim``)."""
+
+    __slots__ = ("_account_id", "_key", "_request", "_request_hash")
+
+    def __init__(
+        self, request: Request, account_id: int, key: str | None, request_hash: str
+    ) -> None:
+        self._request = request
+        self._account_id = account_id
+        self._key = key
+        self._request_hash = request_hash
+
+    async def claim(self) -> None:
+        """Claim the key, or raise Replay (the stored answer of the same request from the
+        same credential), Unprocessable (another request) or Conflict (still running).
+        Without a key: nothing. Called by the service after its checks of the caller:
+        role, the API token's role and tenancy are thus checked on every repeat, for the
+        caller as it is now. Commits what the request has done so far (its reads)."""
+        if self._key is None:
+            return
+        key, self._key = self._key, None  # claimed once, whatever the outcome
+        request = self._request
+        request.state.idempotency_unclaimed = False
+        state = app_state(request.app)
+        box: SecretBox = state.secret_box
+        request.state.idempotency = await claim(
+            await request.state.db.session(),
+            self._account_id,
+            key,
+            self._request_hash,
+            ttl=timedelta(hours=state.settings.idempotency_ttl_hours),
+            unseal=lambda sealed: box.decrypt(sealed.decode()).encode(),
+        )
 
 
 async def idempotency_key(
@@ -116,40 +172,36 @@ async def idempotency_key(
             min_length=1,
             max_length=255,
             description="Makes a retry of this request safe: a repeat with the same key and "
-            "the same body, by the same user, within "
+            "the same body, by the same user with the same API token, within "
             "`CLOUDADMIN_IDEMPOTENCY_TTL_HOURS` (default 24 h), answers the first answer again "
-            f"(with `{REPLAYED_HEADER}: true`) and creates nothing. The same key with "
-            "another body or path answers 422; a repeat while the first request still runs "
-            "answers 409. Keys are kept per account; any string of 1-255 characters, e.g. "
-            "a UUID.",
+            f"(with `{REPLAYED_HEADER}: true`) and creates nothing. A repeat is checked as "
+            "a new request is (authentication, role, the token's role, the account) before "
+            "it is answered. The same key with another body, path or token answers 422; a "
+            "repeat while the first request still runs answers 409. Keys are kept per "
+            "account; any string of 1-255 characters, e.g. a UUID.",
         ),
     ] = None,
-) -> None:
+) -> KeyClaim:
     if key is None:
-        return
-    session: AsyncSession = await request.state.db.session()
-    ttl = timedelta(hours=app_state(request.app).settings.idempotency_ttl_hours)
-    box: SecretBox = app_state(request.app).secret_box
-    request.state.idempotency = await claim(
-        session,
-        caller.account_id,
-        key,
-        fingerprint(request, caller, await request.body()),
-        ttl=ttl,
-        unseal=lambda sealed: box.decrypt(sealed.decode()).encode(),
+        return KeyClaim(request, caller.account_id, None, "")
+    # A keyed request must reach its claim: record() refuses a success that did not.
+    request.state.idempotency_unclaimed = True
+    return KeyClaim(
+        request, caller.account_id, key, fingerprint(request, caller, await request.body())
     )
 
 
-# Declared by a creating endpoint: ``@router.post(..., dependencies=[IDEMPOTENT])``.
-IDEMPOTENT: Any = Depends(idempotency_key)
+# Taken by a creating endpoint and handed to its service, which claims it after its
+# checks: ``async def create_x(..., idempotency: Idempotent)`` ... ``await idempotency.claim()``.
+Idempotent = Annotated[KeyClaim, Depends(idempotency_key)]
 
 
 async def _secret_answer(request: Request) -> None:
     request.state.idempotency_sealed = True
 
 
-# Declared beside IDEMPOTENT by an endpoint whose answer holds a secret shown once (an
-# API token): its stored answer is kept encrypted (SecretBox), never in clear.
+# Declared beside an Idempotent key by an endpoint whose answer holds a secret shown
+# once (an API token): its stored answer is kept encrypted (SecretBox), never in clear.
 SECRET_ANSWER: Any = Depends(_secret_answer)
 
 
@@ -166,27 +218,28 @@ async def claim(
     """Claim ``key`` for this request, committed at once so that concurrent requests
     (any process) see it; or raise Replay, Unprocessable or Conflict.
 
-    The session's transaction so far (the caller's authentication, a read) is
-    committed first: on SQLite that lets go of the write lock while the handler has
-    not started, on PostgreSQL the claim is visible before the change begins.
+    The session's transaction so far (the caller's authentication, the service's
+    checks: reads) is committed first: on SQLite that lets go of the write lock before
+    the change begins, on PostgreSQL the claim is visible before the change begins.
     """
     now = now or utcnow()
     where = (_c.account_id == account_id, _c.idempotency_key == key)
+    # ON CONFLICT DO NOTHING rather than a unique violation: a rollback would expire the
+    # ORM objects the service loaded for its checks before it claimed the key.
+    if_new = dialect.upsert(session.get_bind().dialect.name, _table, ())
     await session.commit()
     for _ in range(_ATTEMPTS):
         token = secrets.token_hex(16)
         # What a claim writes, into a new row or over an expired one.
         claim = {"request_hash": request_hash, "claim": token, "created_at": now}
-        try:
-            await _purge(session, now - ttl)
-            await session.execute(
-                insert(_table).values(account_id=account_id, idempotency_key=key, **claim)
-            )
-            await session.commit()
+        await _purge(session, now - ttl)
+        inserted = await session.execute(
+            if_new.values(account_id=account_id, idempotency_key=key, **claim)
+        )
+        await session.commit()
+        if rows_matched(inserted) == 1:
             return Held(account_id, key, token)
-        except IntegrityError:
-            # Taken (PostgreSQL: after waiting for a concurrent claim to commit).
-            await session.rollback()
+        # Taken (PostgreSQL: after waiting for a concurrent claim to commit).
         row = (await session.execute(select(_table).where(*where))).one_or_none()
         await session.commit()
         if row is None:
@@ -194,8 +247,8 @@ async def claim(
         if row.created_at > now - ttl:
             if row.request_hash != request_hash:
                 raise Unprocessable(
-                    f"This {HEADER} was used for another request (another body, path or "
-                    "user); use a new key for a new request."
+                    f"This {HEADER} was used for another request (another body, path, "
+                    "user or API token); use a new key for a new request."
                 )
             if row.status_code is not None:
                 raise Replay(_stored_response(row, unseal))
@@ -251,6 +304,10 @@ async def record(request: Request, db: Any, response: Response) -> None:
     (ApiRoute calls this before the commit of a successful request)."""
     held = _held(request)
     if held is None:
+        if getattr(request.state, "idempotency_unclaimed", False):
+            # The endpoint's service never claimed the key: its change would be
+            # committed without what protects it from a repeat. A bug, not the caller's.
+            raise RuntimeError(f"{request.url.path} changed without claiming its {HEADER}")
         return
     session: AsyncSession = await db.session()
     mine = (
@@ -326,7 +383,7 @@ def document(schema: dict[str, Any]) -> dict[str, Any]:
                 responses["409"] = {"description": running, **_ERROR}
             responses["422"] = {
                 "description": f"The {HEADER} was used for another request (another "
-                "body, path or user)",
+                "body, path, user or API token)",
                 **_ERROR,
             }
             for code, answer in responses.items():

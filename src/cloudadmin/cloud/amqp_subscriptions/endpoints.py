@@ -23,7 +23,7 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
 )
 from cloudadmin.cloud.scoping import Page
 from cloudadmin.kit.ints import INT32_MAX
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(
@@ -32,15 +32,17 @@ router = APIRouter(
 SubscriptionId = Annotated[int, Path(ge=1, le=INT32_MAX, description="Subscription ID")]
 
 
-@router.post(
-    "/subscribe_amqp", dependencies=[IDEMPOTENT], summary="Subscribe to user actions over AMQP"
-)
+@router.post("/subscribe_amqp", summary="Subscribe to user actions over AMQP")
 async def subscribe_amqp(
-    body: AmqpSubscriptionCreate, session: Session, actor: CurrentActor, to: AppDestinations
+    body: AmqpSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    to: AppDestinations,
+    idempotency: Idempotent,
 ) -> None:
     """Creates the caller's account's subscription (one per account). Administrators of the
     account; operators (for their own account)."""
-    await service.subscribe(session, actor, to, body)
+    await service.subscribe(session, actor, to, body, idempotency)
 
 
 @router.post("/subscribe_amqp_test", summary="Send a test message to an AMQP broker")

@@ -35,6 +35,7 @@ from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Destinations, Outbound
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import mask_url_password
+from cloudadmin.web.idempotency import KeyClaim
 
 API_GROUP = "amqp_subscription"
 NOT_NULL = "This field may not be null."
@@ -80,11 +81,17 @@ async def _record(
 
 
 async def subscribe(
-    session: AsyncSession, actor: Actor, to: Destinations, body: AmqpSubscriptionCreate
+    session: AsyncSession,
+    actor: Actor,
+    to: Destinations,
+    body: AmqpSubscriptionCreate,
+    idempotency: KeyClaim,
 ) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
     plain = new_connection_string(body.connection_string, to.outbound)
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     existing = await repository.of_account(session, caller.account_id)
     refuse_another(existing, "AMQP", "update it or unsubscribe first.")
     row = SubscriptionRow(

@@ -11,7 +11,7 @@ from cloudadmin.cloud.webhook_subscriptions.schemas import (
     WebhookSubscriptionCreate,
     WebhookSubscriptionList,
 )
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(
@@ -23,11 +23,14 @@ router = APIRouter(
 
 @router.post(
     "/subscribe",
-    dependencies=[IDEMPOTENT],
     summary="Subscribe to user actions over an HTTP webhook",
 )
 async def subscribe_webhook(
-    body: WebhookSubscriptionCreate, session: Session, actor: CurrentActor, to: AppDestinations
+    body: WebhookSubscriptionCreate,
+    session: Session,
+    actor: CurrentActor,
+    to: AppDestinations,
+    idempotency: Idempotent,
 ) -> None:
     """Creates the caller's account's webhook subscription (one per account): each user
     action of the account is POSTed to `url` as JSON (the same record the AMQP message
@@ -36,7 +39,7 @@ async def subscribe_webhook(
     name or password, or names an address that is not allowed (loopback, private,
     link-local, metadata...; host names are checked each time the service connects).
     Administrators of the account; operators (for their own account)."""
-    await service.subscribe(session, actor, to, body)
+    await service.subscribe(session, actor, to, body, idempotency)
 
 
 @router.post(

@@ -27,6 +27,7 @@ from cloudadmin.events.user_actions import Resource
 from cloudadmin.kit.outbound import Destinations, Outbound
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.redact import MASK
+from cloudadmin.web.idempotency import KeyClaim
 
 API_GROUP = "webhook_subscription"
 
@@ -49,11 +50,17 @@ def _checked(body: WebhookSubscriptionCreate, outbound: Outbound) -> None:
 
 
 async def subscribe(
-    session: AsyncSession, actor: Actor, to: Destinations, body: WebhookSubscriptionCreate
+    session: AsyncSession,
+    actor: Actor,
+    to: Destinations,
+    body: WebhookSubscriptionCreate,
+    idempotency: KeyClaim,
 ) -> None:
     caller = actor.caller
     scoping.require_admin(caller)
     _checked(body, to.outbound)
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     existing = await repository.of_account(session, caller.account_id)
     refuse_another(existing, "webhook", "unsubscribe first.")
     row = SubscriptionRow(

@@ -12,7 +12,7 @@ from cloudadmin.iam.api_tokens.repository import TokenFilter
 from cloudadmin.iam.api_tokens.schemas import ApiToken, ApiTokenCreated, TokenCreate
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32, Id32Filter
-from cloudadmin.web.idempotency import IDEMPOTENT, SECRET_ANSWER
+from cloudadmin.web.idempotency import SECRET_ANSWER, Idempotent
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["API Tokens"])
@@ -59,14 +59,18 @@ async def list_api_tokens(
 @router.post(
     "/iam/clients/{clientId}/tokens",
     summary="Issue an API token",
-    dependencies=[IDEMPOTENT, SECRET_ANSWER],
+    dependencies=[SECRET_ANSWER],
 )
 async def create_api_token(
-    clientId: ClientId, body: TokenCreate, session: Session, actor: CurrentActor
+    clientId: ClientId,
+    body: TokenCreate,
+    session: Session,
+    actor: CurrentActor,
+    idempotency: Idempotent,
 ) -> ApiTokenCreated:
     """Issues a token that acts as the calling user with the given role (not above the
     caller's own: 400), in the caller's own account. The answer's `token` is shown once."""
-    return await service.create_token(session, actor, clientId, body)
+    return await service.create_token(session, actor, clientId, body, idempotency)
 
 
 @router.get("/iam/clients/{clientId}/tokens/{tokenId}", summary="Read an API token")

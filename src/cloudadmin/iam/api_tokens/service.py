@@ -29,6 +29,7 @@ from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.clients.service import NOT_FOUND
 from cloudadmin.kit.crypto import hash_api_secret, new_api_secret
 from cloudadmin.kit.timeparse import isoformat_z
+from cloudadmin.web.idempotency import KeyClaim
 
 TOKEN_NOT_FOUND = "API token not found."
 ROLE_FIELD = "client_user.role"
@@ -151,7 +152,7 @@ def _role_of(caller: Caller, given: RoleIn | None) -> int:
 
 
 async def create_token(
-    session: AsyncSession, actor: Actor, client_id: int, body: TokenCreate
+    session: AsyncSession, actor: Actor, client_id: int, body: TokenCreate, idempotency: KeyClaim
 ) -> ApiTokenCreated:
     caller = actor.caller
     account_id, reseller_id = await _account(session, caller, client_id)
@@ -162,6 +163,9 @@ async def create_token(
     role_id = _role_of(caller, body.client_user.role)
     if body.exp_date is not None and body.exp_date <= utcnow():
         raise ValidationError.field("exp_date", "Must be in the future.")
+    # Every check of the caller (its role, its token's role, its account) has
+    # passed: only now may a repeated key replay a stored token.
+    await idempotency.claim()
     user = await session.get(User, caller.user_id)
     assert user is not None  # the caller was authenticated in this request
     key, token = await issue_key(

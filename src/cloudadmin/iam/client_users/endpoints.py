@@ -18,7 +18,7 @@ from cloudadmin.iam.client_users.schemas import (
 )
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, answers
 
 router = APIRouter(route_class=ApiRoute, tags=["Clients"])
@@ -27,14 +27,17 @@ router = APIRouter(route_class=ApiRoute, tags=["Clients"])
 @router.post(
     "/iam/clients/{clientId}/client-users/create",
     summary="Create a user in a client account",
-    dependencies=[IDEMPOTENT],
 )
 async def create_client_user(
-    clientId: ClientId, body: ClientUserCreate, session: Session, actor: CurrentActor
+    clientId: ClientId,
+    body: ClientUserCreate,
+    session: Session,
+    actor: CurrentActor,
+    idempotency: Idempotent,
 ) -> ClientUser:
     """The new user belongs to the account with the given role and may authenticate at once;
     the password is never echoed."""
-    return await service.create(session, actor, clientId, body)
+    return await service.create(session, actor, clientId, body, idempotency)
 
 
 ITEM = "/iam/clients/{clientId}/client-users/{userId}"

@@ -14,6 +14,7 @@ from cloudadmin.iam.clients import repository as accounts
 from cloudadmin.iam.clients.service import NOT_FOUND
 from cloudadmin.iam.users import repository as users
 from cloudadmin.iam.users.service import EMAIL_TAKEN, check_password
+from cloudadmin.web.idempotency import KeyClaim
 
 
 def invalid_role(role: Role) -> ValidationError:
@@ -23,7 +24,11 @@ def invalid_role(role: Role) -> ValidationError:
 
 
 async def create(
-    session: AsyncSession, actor: Actor, client_id: int, body: ClientUserCreate
+    session: AsyncSession,
+    actor: Actor,
+    client_id: int,
+    body: ClientUserCreate,
+    idempotency: KeyClaim,
 ) -> ClientUser:
     caller = actor.caller
     account = await accounts.get_visible(session, caller, client_id)
@@ -35,6 +40,8 @@ async def create(
     if GROUPS.get(role.id) != role.name:
         raise invalid_role(role)
     check_password(body.password, body.username)
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     await accounts.lock_identities(session)
     if await accounts.email_taken(session, body.username):
         raise Conflict(fields={"username": [EMAIL_TAKEN]})

@@ -12,7 +12,7 @@ from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter
 from cloudadmin.kit.params import WholeListPage, ordering_query
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
@@ -20,9 +20,11 @@ router = APIRouter(route_class=ApiRoute, tags=["Sellers"])
 SellerId = Annotated[int, Path(ge=1, le=INT32_MAX)]
 
 
-@router.post("/iam/admin/sellers", summary="Create a seller", dependencies=[IDEMPOTENT])
-async def create_seller(body: SellerWrite, session: Session, actor: CurrentActor) -> Seller:
-    return await service.create(session, actor, body)
+@router.post("/iam/admin/sellers", summary="Create a seller")
+async def create_seller(
+    body: SellerWrite, session: Session, actor: CurrentActor, idempotency: Idempotent
+) -> Seller:
+    return await service.create(session, actor, body, idempotency)
 
 
 @router.get("/iam/admin/sellers/{sellerId}", summary="Read a seller")

@@ -20,6 +20,7 @@ from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.kit.timeparse import isoformat_z
+from cloudadmin.web.idempotency import KeyClaim
 
 EMAIL_TAKEN = "seller with this email already exists."
 NOT_FOUND = "Seller not found."
@@ -43,12 +44,16 @@ def _out(seller: SellerRow, reseller: Client) -> Seller:
     )
 
 
-async def create(session: AsyncSession, actor: Actor, body: SellerWrite) -> Seller:
+async def create(
+    session: AsyncSession, actor: Actor, body: SellerWrite, idempotency: KeyClaim
+) -> Seller:
     caller = actor.caller
     require(caller, CallerKind.reseller)
     reseller = await owning_reseller(
         session, caller, body.reseller, missing="Name the reseller account that owns the seller."
     )
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     if await repository.email_taken(session, body.email):
         raise Conflict(fields={"email": [EMAIL_TAKEN]})
     given = body.model_dump(include={"email", "full_name", "phone"})

@@ -11,7 +11,7 @@ from cloudadmin.iam.users import manage, service
 from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import WholeListPage
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, answers
 
 router = APIRouter(route_class=ApiRoute, tags=["Users"])
@@ -22,13 +22,14 @@ UserId = Annotated[Id32, Path(description="User's ID.")]
 @router.post(
     "/iam/users",
     status_code=201,
-    dependencies=[IDEMPOTENT],
     summary="Create a user with a new client account",
 )
-async def create_user(body: UserCreate, session: Session, actor: CurrentActor) -> UserCreated:
+async def create_user(
+    body: UserCreate, session: Session, actor: CurrentActor, idempotency: Idempotent
+) -> UserCreated:
     """Creates, in one transaction, a common account under the calling reseller and its
     first user (group Administrators), both activated."""
-    return await service.create(session, actor, body)
+    return await service.create(session, actor, body, idempotency)
 
 
 @router.get("/iam/users", summary="Get users")

@@ -19,6 +19,7 @@ from cloudadmin.iam.users import repository
 from cloudadmin.iam.users.passwords import password_problems
 from cloudadmin.iam.users.schemas import ClientAndRoles, UserCreate, UserCreated
 from cloudadmin.iam.users.schemas import User as UserOut
+from cloudadmin.web.idempotency import KeyClaim
 
 EMAIL_TAKEN = "user with this email already exists."
 
@@ -50,7 +51,9 @@ def check_password(password: str, email: str) -> None:
         raise ValidationError(fields={"password": problems})
 
 
-async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserCreated:
+async def create(
+    session: AsyncSession, actor: Actor, body: UserCreate, idempotency: KeyClaim
+) -> UserCreated:
     caller = actor.caller
     require(caller, CallerKind.reseller)
     reseller = await owning_reseller(
@@ -61,6 +64,8 @@ async def create(session: AsyncSession, actor: Actor, body: UserCreate) -> UserC
         seller = await accounts.get_seller(session, body.seller)
         if seller is None or seller.reseller_id != reseller.id:
             raise ValidationError.field("seller", "Not one of the reseller's sellers.")
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     await accounts.lock_identities(session)
     if await accounts.company_taken(session, body.company):
         raise ValidationError.field("company", COMPANY_TAKEN)

@@ -17,7 +17,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
 )
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import WholeListPage, ordering_query
-from cloudadmin.web.idempotency import IDEMPOTENT
+from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Notification settings"])
@@ -55,13 +55,15 @@ async def list_notification_settings(
     return await service.list_settings(session, caller, resellerId, page, ordering, request.url)
 
 
-@router.post(
-    BASE, status_code=201, summary="Create a notification setting", dependencies=[IDEMPOTENT]
-)
+@router.post(BASE, status_code=201, summary="Create a notification setting")
 async def create_notification_setting(
-    resellerId: ResellerId, body: NotificationSettingCreate, session: Session, actor: CurrentActor
+    resellerId: ResellerId,
+    body: NotificationSettingCreate,
+    session: Session,
+    actor: CurrentActor,
+    idempotency: Idempotent,
 ) -> NotificationSetting:
-    return await service.create(session, actor, resellerId, body)
+    return await service.create(session, actor, resellerId, body, idempotency)
 
 
 @router.get(ITEM, summary="Read a notification setting")

@@ -26,6 +26,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
 from cloudadmin.kit.from_row import from_row
 from cloudadmin.kit.ordering import parse_ordering
 from cloudadmin.kit.pagination import Paging
+from cloudadmin.web.idempotency import KeyClaim
 
 ORDERING = {
     "id": Row.id,
@@ -109,9 +110,15 @@ async def get(
 
 
 async def create(
-    session: AsyncSession, actor: Actor, reseller_id: int, body: NotificationSettingCreate
+    session: AsyncSession,
+    actor: Actor,
+    reseller_id: int,
+    body: NotificationSettingCreate,
+    idempotency: KeyClaim,
 ) -> NotificationSetting:
     reseller = await _reseller(session, actor.caller, reseller_id)
+    # Every check of the caller has passed: only now may a repeated key replay.
+    await idempotency.claim()
     row = Row(
         reseller_id=reseller.id,
         notification_type=body.notification_type,
