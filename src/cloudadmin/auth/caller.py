@@ -7,6 +7,7 @@ Plain values only, no ORM objects: the caller outlives the request's transaction
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from cloudadmin.db.models.accounts import ADMINISTRATORS
@@ -29,6 +30,9 @@ class Caller:
     account_id: int
     account_type: str
     account_reseller_id: int | None
+    # When the API key of this request expires (None: never). A token it issues may not
+    # outlive it (iam/api_tokens).
+    key_expires_at: datetime | None = None
 
     @property
     def kind(self) -> CallerKind:

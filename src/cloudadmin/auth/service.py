@@ -116,6 +116,7 @@ async def authenticate(conn: AsyncConnection, presented: PresentedKey) -> Caller
         account_id=account_id,
         account_type=client_type,
         account_reseller_id=reseller_id,
+        key_expires_at=expires_at,
     )
 
 

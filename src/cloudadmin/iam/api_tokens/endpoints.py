@@ -69,7 +69,8 @@ async def create_api_token(
     idempotency: Idempotent,
 ) -> ApiTokenCreated:
     """Issues a token that acts as the calling user with the given role (not above the
-    caller's own: 400), in the caller's own account. The answer's `token` is shown once."""
+    caller's own: 400), in the caller's own account, expiring no later than the token
+    that sends the request (400 naming `exp_date`). The answer's `token` is shown once."""
     return await service.create_token(session, actor, clientId, body, idempotency)
 
 

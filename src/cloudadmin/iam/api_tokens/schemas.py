@@ -52,7 +52,9 @@ class TokenCreate(LenientBody):
         default=None, description="API token description."
     )
     exp_date: Instant | None = Field(
-        description="When the token expires (RFC 3339, UTC); null: never. Must be in the future."
+        description="When the token expires (RFC 3339, UTC); null: never. Must be in the "
+        "future, and not later than the token sending the request expires, if it does (a "
+        "token never makes one that outlives it: 400)."
     )
     client_user: ClientUserIn = Field(description="The token's role.")
 

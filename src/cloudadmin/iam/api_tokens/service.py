@@ -151,6 +151,22 @@ def _role_of(caller: Caller, given: RoleIn | None) -> int:
     return role_id
 
 
+def _within_own_expiry(caller: Caller, exp_date: datetime | None) -> None:
+    """A token may not make a token that outlives it: without this, a token about to
+    expire (or stolen, with a short life) could issue a successor that never expires.
+    Refused with 400 rather than capped, so the client never holds a token whose expiry
+    differs from the one it asked for. A key without expiry may issue any."""
+    own = caller.key_expires_at
+    if own is None:
+        return
+    if exp_date is None or exp_date > own:
+        raise ValidationError.field(
+            "exp_date",
+            "Must not be later than the API token making this request expires "
+            f"({isoformat_z(own)}); null (never) is refused too.",
+        )
+
+
 async def create_token(
     session: AsyncSession, actor: Actor, client_id: int, body: TokenCreate, idempotency: KeyClaim
 ) -> ApiTokenCreated:
@@ -163,7 +179,8 @@ async def create_token(
     role_id = _role_of(caller, body.client_user.role)
     if body.exp_date is not None and body.exp_date <= utcnow():
         raise ValidationError.field("exp_date", "Must be in the future.")
-    # Every check of the caller (its role, its token's role, its account) has
+    _within_own_expiry(caller, body.exp_date)
+    # Every check of the caller (its role, its token's role and expiry, its account) has
     # passed: only now may a repeated key replay a stored token.
     await idempotency.claim()
     user = await session.get(User, caller.user_id)
