@@ -174,6 +174,8 @@ def serve(
         access_log=False,  # the app writes its own (observability/request_observer.py)
         # The app decides which X-Forwarded-For to believe (web/proxies.py).
         proxy_headers=False,
+        # uvicorn's httptools protocol, with a bound on the request head's arrival.
+        http="cloudadmin.web.head_timeout:HeadTimeoutProtocol",
         # After SIGTERM, requests in flight get this long before they are cancelled.
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )

@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # --- Hardening (docs/configuration.md) ---
     # Seconds a request body may take to arrive in full; then 408.
     body_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
+    # Seconds a request head (request line and headers) may take to arrive, from the
+    # connection's start or the previous response; then `serve` closes the connection.
+    request_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     # Failed authentications allowed per client address (a `limits` rate string); past
     # it, 429 with Retry-After before any database work.
     auth_failure_limit: str = "20/minute"
