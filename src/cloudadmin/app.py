@@ -97,10 +97,16 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         yield
         return
     from cloudadmin.events.dispatcher import Dispatcher
+    from cloudadmin.events.worker import (
+        DISPOSE_SECONDS,
+        dispatcher_settings,
+        dispose_within,
+        ended_within,
+    )
 
     # Its own engine and pool: deliveries never wait behind requests for a connection,
     # and requests take their turns (web/turns.py) on a pool only they use.
-    engine = create_engine(settings)
+    engine = create_engine(dispatcher_settings(settings))
     dispatcher = Dispatcher(
         engine,
         app_state(app).secret_box,
@@ -113,6 +119,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
         # `serve --workers N` runs N of these: one dispatches, the others stand by.
         exclusive=True,
+        stall_seconds=settings.dispatcher_stall_seconds,
     )
     stop = asyncio.Event()
     task = asyncio.create_task(dispatcher.run(stop))
@@ -120,8 +127,9 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         yield
     finally:
         stop.set()
-        await task
-        await engine.dispose()
+        # Bounded whatever the dispatcher is doing: SIGTERM ends `serve` (events/worker.py).
+        await ended_within(task, settings.shutdown_grace_seconds)
+        await dispose_within(engine, DISPOSE_SECONDS)
 
 
 # FastAPI's own OpenTelemetry, off: it would configure exporters from OTEL_* variables

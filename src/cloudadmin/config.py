@@ -160,6 +160,9 @@ class Settings(BaseSettings):
     # idle dispatcher looks every dispatcher_poll_seconds, doubling up to this while it
     # finds nothing. Writes by its own process wake it at once regardless.
     dispatcher_idle_backoff_max_seconds: float = Field(default=5, gt=0, le=600)
+    # The dispatcher's watchdog: a WARNING (and cloudadmin_dispatcher_stalled) when it has
+    # finished no delivery pass for this long while events are due.
+    dispatcher_stall_seconds: float = Field(default=120, gt=0, le=3600)
 
     # --- Import and export ---
 

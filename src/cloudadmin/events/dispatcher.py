@@ -27,6 +27,7 @@ import logging
 import os
 import random
 import socket
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -61,6 +62,9 @@ from cloudadmin.events.webhooks import WebhookError, WebhookSender
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability.metrics import (
+    DISPATCHER_ACTIVE,
+    DISPATCHER_LAST_PROGRESS,
+    DISPATCHER_STALLED,
     EVENT_DELIVERIES,
     EVENT_DELIVERY_FAILURES,
     MAIL_FAILURES,
@@ -74,6 +78,19 @@ RETENTION = timedelta(days=7)
 # The user-action log (GET /cloud/v1/user_actions) reads the events: they are kept this
 # long, and longer while a delivery is still owed.
 LOG_RETENTION = timedelta(days=365)
+# Cleanup that runs while a lane ends (releasing its lease) gets this long: it must not
+# hold up a stop or a lost lock when the database is away.
+RELEASE_SECONDS = 5.0
+# How long the dispatcher waits for its cancelled lanes before it carries on without them.
+LANE_END_SECONDS = 10.0
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task has been asked to stop. A cancellation may surface as
+    another error (a rollback on a dead connection raising while the task unwinds): that
+    error must not be taken for a failure to retry."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -157,6 +174,7 @@ class Dispatcher:
         idle_poll_seconds: float = 30.0,
         idle_backoff_max_seconds: float = 5.0,
         exclusive: bool = False,
+        stall_seconds: float = 120.0,
     ) -> None:
         self.engine = engine
         self.sessions = async_sessionmaker(engine, expire_on_commit=False)
@@ -189,10 +207,22 @@ class Dispatcher:
         self._found_work = False
         self.looks = 0  # times the waker rang (tests and benchmarks read it)
         self.listener: Listener | None = None  # while running on PostgreSQL
+        # The watchdog: while dispatching, the last time a lane finished a pass or the
+        # waker saw nothing due; past ``stall_seconds`` with events due, it warns.
+        self.stall_seconds = stall_seconds
+        self.dispatching = False
+        self.stalled = False
+        self._progress_at = time.monotonic()
+        # Leases a lane could not release (the database was away), with when it tried:
+        # released later, so that the subscription does not wait for the lease to end.
+        self._unreleased: dict[tuple[str, int], tuple[Queue, datetime]] = {}
+        # Tasks that did not end when cancelled (LANE_END_SECONDS): never waited for again.
+        self._stragglers: set[asyncio.Task[None]] = set()
 
     # ---- running ---------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
+        watchdog = asyncio.create_task(self._watchdog(stop))
         try:
             while not stop.is_set():
                 if not await self.lock.acquire(stop, self.worker_id):
@@ -205,7 +235,11 @@ class Dispatcher:
                         "stopped its lanes until it holds it again",
                         self.worker_id,
                     )
+                    # Whoever dispatches next (this process or one standing by) finds
+                    # the subscriptions free, not leased for another minute.
+                    await self._settle_leases(stop)
         finally:
+            watchdog.cancel()
             await self.lock.release()
             await self.brokers.close()
             await self.webhooks.close()
@@ -223,6 +257,7 @@ class Dispatcher:
         tasks.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
         tasks.append(asyncio.create_task(self._housekeeping(stop)))
         tasks.append(asyncio.create_task(self._waker(stop, listener)))
+        self._dispatching(True)
         try:
             ended = asyncio.create_task(stop.wait())
             lost = asyncio.create_task(self.lock.lost.wait())
@@ -231,14 +266,35 @@ class Dispatcher:
             lost.cancel()
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await self._ended(tasks)
             log.info(
                 "dispatcher %s stopping; delivered %d events", self.worker_id, self.delivered_count
             )
         finally:
+            self._dispatching(False)
             unsubscribe()
             if listener is not None:
                 await listener.close()
+
+    async def _ended(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Waits for cancelled tasks to end, at most LANE_END_SECONDS: a task stuck in
+        cleanup must not keep the dispatcher from taking its lock back, nor a process
+        from stopping. One that is still running is left to end by itself."""
+        done, pending = await asyncio.wait(tasks, timeout=LANE_END_SECONDS)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("dispatcher task ended with an error", exc_info=task.exception())
+        if pending:
+            log.error(
+                "dispatcher %s: %d of its tasks did not end within %g s of being cancelled; "
+                "carrying on without them",
+                self.worker_id,
+                len(pending),
+                LANE_END_SECONDS,
+            )
+            self._stragglers |= pending
+            for task in pending:
+                task.add_done_callback(self._stragglers.discard)
 
     async def _lane(self, work: Callable[[], Awaitable[bool]], bell: Doorbell) -> None:
         """Works while there is work, then waits for the doorbell."""
@@ -246,10 +302,16 @@ class Dispatcher:
         while True:
             seen = bell.generation
             try:
+                if self._unreleased:
+                    await self._release_pending()
                 worked = await work()
-            except Exception:
+            except Exception as exc:
+                if _being_cancelled():  # the stop or a lost lock: the lane ends, cancelled,
+                    raise asyncio.CancelledError from exc  # whatever its unwinding raised
                 log.exception("dispatcher lane failed; retrying")
                 worked = False
+            else:
+                self._progressed()
             if worked:
                 self._found_work = True
                 if woken:
@@ -280,9 +342,13 @@ class Dispatcher:
             try:
                 due = await self.next_due()
             except Exception:  # the database is away: let the lanes try (and log)
+                if _being_cancelled():
+                    raise
                 log.debug("dispatcher could not look at the outbox", exc_info=True)
                 due = utcnow()
             now = utcnow()
+            if due is None or due > now:
+                self._progressed()  # nothing due: idle, not stuck
             if not woken and due is not None and due <= now:
                 self._ring()
             listening = listener is not None and listener.healthy
@@ -356,6 +422,8 @@ class Dispatcher:
             try:
                 await self.purge_delivered()
             except Exception:
+                if _being_cancelled():
+                    raise
                 log.exception("housekeeping failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), 600)
@@ -423,7 +491,7 @@ class Dispatcher:
         try:
             await self._deliver_batch(queue, sid, sender)
         finally:
-            await self._release(sid, queue)
+            await self._release_quietly(sid, queue)
         return True
 
     async def _deliver_batch(self, queue: Queue, sid: int, sender: Callable[[Any], Send]) -> None:
@@ -593,15 +661,109 @@ class Dispatcher:
             extra={"subscription_id": sid, "attempts": state.attempts},
         )
 
-    async def _release(self, sid: int, queue: Queue = AMQP) -> None:
+    async def _release(
+        self, sid: int, queue: Queue = AMQP, tried_at: datetime | None = None
+    ) -> None:
+        """Ends this dispatcher's lease of the subscription. ``tried_at``: a release that
+        failed then, tried again; it ends only a lease that began before (a lease runs
+        ``lease_seconds``), never one a lane of this dispatcher took since."""
+        mine = and_(queue.state.subscription_id == sid, queue.state.lease_owner == self.worker_id)
+        if tried_at is not None:
+            mine = and_(mine, queue.state.lease_until <= tried_at + self.lease)
         async with self.sessions() as session, session.begin():
             await session.execute(
-                update(queue.state)
-                .where(
-                    queue.state.subscription_id == sid, queue.state.lease_owner == self.worker_id
-                )
-                .values(lease_owner=None, lease_until=None)
+                update(queue.state).where(mine).values(lease_owner=None, lease_until=None)
             )
+
+    async def _release_quietly(self, sid: int, queue: Queue) -> None:
+        """Releases the lease while a lane ends its pass, however it ends: within
+        RELEASE_SECONDS, and never raising but a cancellation, which must go on (the stop,
+        a lost lock). A release that fails is tried again later (``_release_pending``)."""
+        tried_at = utcnow()
+        try:
+            async with asyncio.timeout(RELEASE_SECONDS):
+                await self._release(sid, queue)
+        except Exception as exc:  # the database is away, or does not answer in time
+            self._unreleased[(queue.name, sid)] = (queue, tried_at)
+            log.info(
+                "%s subscription %s: lease not released (%s); trying again later",
+                queue.name,
+                sid,
+                type(exc).__name__,
+            )
+
+    async def _release_pending(self) -> None:
+        """Tries again the releases that failed. Those older than a lease are dropped:
+        the lease has ended by itself."""
+        now = utcnow()
+        for key, (queue, tried_at) in list(self._unreleased.items()):
+            if tried_at + self.lease < now:
+                self._unreleased.pop(key, None)
+                continue
+            async with asyncio.timeout(RELEASE_SECONDS):
+                await self._release(key[1], queue, tried_at)
+            self._unreleased.pop(key, None)
+
+    async def _settle_leases(self, stop: asyncio.Event) -> None:
+        """After the lock was lost: releases what the ended lanes could not, once the
+        database answers again (at most a lease later, when they end by themselves)."""
+        while self._unreleased and not stop.is_set():
+            try:
+                await self._release_pending()
+            except Exception as exc:
+                if _being_cancelled():
+                    raise
+                log.debug("dispatcher: leases not released yet (%s)", type(exc).__name__)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)
+
+    # ---- the watchdog ------------------------------------------------------------
+
+    def _progressed(self) -> None:
+        self._progress_at = time.monotonic()
+        DISPATCHER_LAST_PROGRESS.set(time.time())
+
+    def _dispatching(self, on: bool) -> None:
+        self.dispatching = on
+        self._progressed()
+        DISPATCHER_ACTIVE.set(1 if on else 0)
+        if not on:
+            self.stalled = False
+            DISPATCHER_STALLED.set(0)
+
+    async def _watchdog(self, stop: asyncio.Event) -> None:
+        """Warns when the dispatcher, holding its lock, has finished no pass for
+        ``stall_seconds`` while events are due: its lanes are stuck (or it is far too
+        busy). A task of its own, beside the lanes, so that it sees them stuck. One line
+        per ``stall_seconds`` while it lasts; ``cloudadmin_dispatcher_stalled`` shows it."""
+        check = min(max(self.stall_seconds / 4, 0.05), 15.0)
+        warned_at: float | None = None
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), check)
+            idle_for = time.monotonic() - self._progress_at
+            stalled = False
+            if self.dispatching and idle_for > self.stall_seconds:
+                try:
+                    async with asyncio.timeout(RELEASE_SECONDS):
+                        due = await self.next_due()
+                except Exception:  # cannot tell: the lanes' own failures are logged
+                    if _being_cancelled():
+                        raise
+                    due = None
+                stalled = self.dispatching and due is not None and due <= utcnow()
+            self.stalled = stalled
+            DISPATCHER_STALLED.set(1 if stalled else 0)
+            if not stalled:
+                warned_at = None
+            elif warned_at is None or time.monotonic() - warned_at >= self.stall_seconds:
+                warned_at = time.monotonic()
+                log.warning(
+                    "dispatcher %s has finished no delivery pass for %.0f s while events "
+                    "are due (lanes stuck?)",
+                    self.worker_id,
+                    idle_for,
+                )
 
     async def purge_delivered(
         self, older_than: timedelta = RETENTION, log_older_than: timedelta = LOG_RETENTION

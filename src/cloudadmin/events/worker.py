@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import os
 import signal
+import threading
+
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
@@ -15,9 +18,15 @@ from cloudadmin.kit.outbound import Outbound
 
 log = logging.getLogger("cloudadmin.worker")
 
+# After the grace, a cancelled dispatcher gets this long to unwind (each of its cleanups
+# is bounded); past it the process ends without it.
+UNWIND_SECONDS = 5.0
+# Closing the database pool at the end, at most (a dead server may never answer).
+DISPOSE_SECONDS = 5.0
+
 
 async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
-    engine = create_engine(settings)
+    engine = create_engine(dispatcher_settings(settings))
     dispatcher = Dispatcher(
         engine,
         SecretBox(settings.resolved_secret_key()),
@@ -28,11 +37,19 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         outbound=Outbound.from_settings(settings),
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
+        stall_seconds=settings.dispatcher_stall_seconds,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    grace = settings.shutdown_grace_seconds
+
+    def stopped() -> None:
+        if not stop.is_set():
+            stop.set()
+            _exit_after(grace + UNWIND_SECONDS + DISPOSE_SECONDS + 5)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopped)
     if settings.worker_metrics_port is not None:
         from prometheus_client import start_http_server
 
@@ -45,12 +62,18 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
         )
     log.info("worker %s started", dispatcher.worker_id)
     try:
-        await _stopped_within(
-            asyncio.create_task(dispatcher.run(stop)), stop, settings.shutdown_grace_seconds
-        )
+        await _stopped_within(asyncio.create_task(dispatcher.run(stop)), stop, grace)
     finally:
-        await engine.dispose()
+        await dispose_within(engine, DISPOSE_SECONDS)
         log.info("worker %s stopped", dispatcher.worker_id)
+
+
+def dispatcher_settings(settings: Settings) -> Settings:
+    """The settings of a dispatcher's own pool: it pings a connection before using it.
+    After the database restarted, a pooled connection is dead; unpinged, it fails the
+    first statement on it, which may be the mark of a batch already sent (the batch is
+    then sent again). A ping per checkout is cheap beside a batch."""
+    return settings.model_copy(update={"db_pre_ping": True})
 
 
 async def _stopped_within(running: asyncio.Task[None], stop: asyncio.Event, grace: float) -> None:
@@ -60,10 +83,45 @@ async def _stopped_within(running: asyncio.Task[None], stop: asyncio.Event, grac
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait([running, stopping], return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
-    if not running.done() and not (await asyncio.wait([running], timeout=grace))[0]:
-        log.warning("worker: still delivering %g s after the stop; cancelled", grace)
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-    if not running.cancelled():
+    await ended_within(running, grace)
+    if running.done() and not running.cancelled():
         running.result()  # a failure of the dispatcher itself
+
+
+async def ended_within(running: asyncio.Task[None], grace: float) -> None:
+    """After the stop (its ``stop`` event set): a dispatcher gets ``grace`` seconds to
+    end, is then cancelled and gets UNWIND_SECONDS more, and is then left behind (an error
+    logged): whatever it is doing, even waiting on a dead database connection, it does
+    not hold up the end of the process by more. `worker` and `serve` both stop theirs so."""
+    if running.done() or (await asyncio.wait([running], timeout=grace))[0]:
+        return
+    log.warning("dispatcher still delivering %g s after the stop; cancelled", grace)
+    running.cancel()
+    if not (await asyncio.wait([running], timeout=UNWIND_SECONDS))[0]:
+        log.error(
+            "dispatcher did not end %g s after being cancelled; stopping without it",
+            UNWIND_SECONDS,
+        )
+
+
+async def dispose_within(engine: AsyncEngine, seconds: float) -> None:
+    """Closes the pool's connections, giving up after ``seconds`` (a server that is gone
+    may never answer the goodbye)."""
+    try:
+        await asyncio.wait_for(engine.dispose(), seconds)
+    except Exception as exc:
+        log.warning("database connections not closed in order: %s", type(exc).__name__)
+
+
+def _exit_after(seconds: float) -> None:
+    """The last resort of a stop: should the process still run ``seconds`` after SIGTERM
+    (every step above is bounded; something unforeseen is not), it ends, status 1."""
+
+    def exit_now() -> None:
+        log.error("worker: still running %g s after the stop; exiting", seconds)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(seconds, exit_now)
+    timer.daemon = True
+    timer.start()

@@ -53,6 +53,23 @@ EVENT_DELIVERY_FAILURES = Counter(
     "Failed delivery attempts (one per batch that failed), by kind of subscription.",
     ["kind"],
 )
+# The dispatcher's watchdog (events/dispatcher.py): per process, the live ones only.
+DISPATCHER_ACTIVE = Gauge(
+    "cloudadmin_dispatcher_active",
+    "Dispatchers running their delivery lanes now (holding their lock, if they need one).",
+    multiprocess_mode="livesum",
+)
+DISPATCHER_LAST_PROGRESS = Gauge(
+    "cloudadmin_dispatcher_last_progress_timestamp_seconds",
+    "When a dispatcher last finished a delivery pass or saw nothing due (Unix time).",
+    multiprocess_mode="livemax",
+)
+DISPATCHER_STALLED = Gauge(
+    "cloudadmin_dispatcher_stalled",
+    "Dispatchers that finished no pass for CLOUDADMIN_DISPATCHER_STALL_SECONDS while "
+    "events are due.",
+    multiprocess_mode="livesum",
+)
 MAIL_SENT = Counter("cloudadmin_mail_sent", "Notification e-mails sent.")
 MAIL_FAILURES = Counter("cloudadmin_mail_failures", "Failed attempts to send an e-mail.")
 
