@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_format: LogFormat = LogFormat.text
     max_json_body_bytes: int = 1024 * 1024
+    # Arrays and objects of a JSON body may nest this deep; deeper is a 400 before the
+    # body is parsed (the JSON parser and the body's validation recurse per level).
+    max_json_depth: int = Field(default=64, ge=2, le=256)
     max_upload_body_bytes: int = 6 * 1024 * 1024
     db_pool_size: int = 10
     # Seconds a request waits for a pooled connection before it answers 503.

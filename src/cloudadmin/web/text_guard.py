@@ -7,6 +7,10 @@ a rule on every field, every string of the request is looked at once: the query
 string, the path parameters and each key and value of a JSON body. The first place
 holding one answers 400 naming the field, in the naming of the other validation errors
 (``full_name``, ``items.0.name``). SQLite behaves the same, though it could store NUL.
+
+A JSON body nested deeper than ``max_json_depth`` is refused here too, before anything
+parses it: the parser, the body's validation and the activity log all go down it level
+by level.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from typing import Any
 
 from starlette.requests import Request
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ValidationError
+from cloudadmin.kit.body import nested_deeper_than
 from cloudadmin.kit.storable import REPLACEMENT, UNSTORABLE
 from cloudadmin.web.error_render import field_name
 
@@ -28,6 +34,10 @@ _MAYBE_UNSTORABLE = re.compile(rb"\\u|\x00|\xed[\xa0-\xbf]")
 
 NUL_MESSAGE = "Null characters are not allowed."
 SURROGATE_MESSAGE = "Unpaired surrogate characters are not allowed."
+
+
+def too_deep_message(depth: int) -> str:
+    return f"Arrays and objects may nest at most {depth} levels deep."
 
 
 def unstorable(text: str) -> str | None:
@@ -70,7 +80,8 @@ def _refuse(loc: tuple[Any, ...], message: str) -> ValidationError:
 
 
 async def check_request_text(request: Request, *, json_body: bool) -> None:
-    """Raise a 400 for the first NUL or unpaired surrogate of the request's text."""
+    """Raise a 400 for the first NUL or unpaired surrogate of the request's text, or for
+    a JSON body nested too deep."""
     for key, value in request.query_params.multi_items():
         for text in (key, value):
             message = unstorable(text)
@@ -82,6 +93,9 @@ async def check_request_text(request: Request, *, json_body: bool) -> None:
     if not json_body or request.method not in ("POST", "PUT", "PATCH"):
         return
     raw = await request.body()
+    depth = app_state(request.app).settings.max_json_depth
+    if nested_deeper_than(raw, depth):
+        raise ValidationError.field("body", too_deep_message(depth))
     if not raw or not _MAYBE_UNSTORABLE.search(raw):
         return
     try:

@@ -15,16 +15,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.db import dialect, driver
 from cloudadmin.db.base import table_of
 from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.kit.body import flattened
 from cloudadmin.kit.redact import redact, redact_query
 from cloudadmin.kit.storable import json_escape_surrogates, storable
 from cloudadmin.web.request_log import LoggedRequest
 
 log = logging.getLogger("cloudadmin.activity_log")
 
+# The longest ``data`` and ``query_params`` stored; longer ones are cut.
 MAX_DATA_CHARS = 65_536
 # Reads' rows held while the database does not take them (they are written once it
 # does); past this many the oldest are dropped, each drop logged as an error.
@@ -50,22 +53,31 @@ async def _body_text(request: Request) -> str:
     raw = getattr(request, "_body", None)  # only what the handler read; never read here
     if not raw:
         return ""
+    # A body nested too deep was refused (web/text_guard.py); what is logged of it is
+    # the body with every part deeper than the limit replaced by a note, so that
+    # nothing here goes down it level by level.
+    depth = app_state(request.app).settings.max_json_depth
+    note = json.dumps(f"<nested deeper than {depth} levels>").encode()
     try:
-        decoded = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        decoded = json.loads(flattened(raw, depth, note))
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return f"<unparsable body of {len(raw)} bytes>"
-    return _json_text(decoded)[:MAX_DATA_CHARS]
+    return _json_text(decoded)
 
 
 def _json_text(value: Any) -> str:
+    """The value as JSON text, secrets masked, cut to MAX_DATA_CHARS: only what is kept
+    is masked (kit/redact.py), so a body of any size costs at most that much masking."""
+    redacted = redact(value, max_chars=MAX_DATA_CHARS)
     # NUL comes out of json.dumps as the escape \u0000, a lone surrogate as itself.
-    return json_escape_surrogates(json.dumps(redact(value), ensure_ascii=False))
+    return json_escape_surrogates(json.dumps(redacted, ensure_ascii=False))[:MAX_DATA_CHARS]
 
 
 def _query_text(request: Request) -> str:
-    # The raw bytes, not request.url: a query string need not be UTF-8.
+    # The raw bytes, not request.url: a query string need not be UTF-8. Capped as the
+    # body is, after masking: a secret cut in half is still masked.
     query = request.scope.get("query_string", b"").decode("utf-8", "replace")
-    return storable(redact_query(query))
+    return storable(redact_query(query))[:MAX_DATA_CHARS]
 
 
 async def build_entry(logged: LoggedRequest) -> dict[str, Any]:
