@@ -45,6 +45,7 @@ def is_secret_name(name: str) -> bool:
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*://", re.I)
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _SPACE = re.compile(r"\s")
+_SEPARATOR = re.compile(r"(?<=[a-zA-Z0-9+.\-])://")
 # Where a URL's authority ends: its path, query or fragment, or the end of its token.
 _AUTHORITY_END = re.compile(r"[/?#\s]")
 
@@ -133,18 +134,17 @@ class _Masker:
 
 def _url_authorities(text: str) -> Iterator[tuple[int, int]]:
     """(start of ``://``, start of the authority) of every URL in ``text``: a ``://``
-    after at least one letter of a scheme. Found by searching for ``://``, not with a
-    scheme pattern tried at every position (which is quadratic in a long run of
-    letters); the look back stops at the first letter, or at the ``:`` of the previous
-    ``://`` at the latest."""
-    at = text.find("://")
-    while at != -1:
+    after at least one letter of a scheme. Found by searching for ``://`` after a scheme
+    character, not with a scheme pattern tried at every position (which is quadratic in
+    a long run of letters); the look back for a letter stops at the ``:`` of the
+    previous ``://`` at the latest."""
+    for found in _SEPARATOR.finditer(text):
+        at = found.start()
         back = at - 1
         while back >= 0 and text[back] in _SCHEME_CHARS and not text[back].isalpha():
             back -= 1
         if back >= 0 and text[back].isalpha() and text[back].isascii():
             yield at, at + 3
-        at = text.find("://", at + 3)
 
 
 def mask_url_password(text: str, *, cut: bool = False) -> str:
