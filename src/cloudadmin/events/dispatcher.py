@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -124,13 +125,40 @@ class Queue:
 
 # Sends one batch of ``(message_id, record)`` pairs in order: how many leading ones the
 # far end took, and why not the rest (None when the batch is done, or cut short only by
-# the time budget: the rest go in the next batch, no failure).
-Send = Callable[[list[tuple[str, dict[str, Any]]]], Awaitable[tuple[int, str | None]]]
+# the time budget: the rest go in the next batch, no failure). It tells ``Progress`` the
+# count taken so far whenever the far end takes more.
+Progress = Callable[[int], None]
+Send = Callable[[list[tuple[str, dict[str, Any]]], Progress], Awaitable[tuple[int, str | None]]]
 
 AMQP = Queue("amqp", AmqpSubscription, EventDelivery, DeliveryState, _settings_of)
 WEBHOOK = Queue(
     "webhook", WebhookSubscription, WebhookDelivery, WebhookDeliveryState, _webhook_settings_of
 )
+
+
+# A destination that goes this long without taking a message (a webhook that answers
+# slowly or not at all, a broker that does not confirm or connect) is slow.
+SLOW_SECONDS = 2.0
+
+
+class SlowLanes:
+    """How many of a dispatcher's lanes serve slow destinations: at most ``limit``
+    (half of them), so the others stay free for everyone else however many tenants'
+    destinations are slow. Per process; which destinations are slow is kept in the
+    database (the states' ``slow``), so every worker knows it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.busy = 0
+
+    def take(self) -> bool:
+        if self.busy >= self.limit:
+            return False
+        self.busy += 1
+        return True
+
+    def give(self) -> None:
+        self.busy -= 1
 
 
 class Doorbell:
@@ -160,6 +188,9 @@ class Doorbell:
 
 
 class Dispatcher:
+    # No progress for this long makes a destination slow (tests shorten it).
+    slow_seconds: float = SLOW_SECONDS
+
     def __init__(
         self,
         engine: AsyncEngine,
@@ -430,7 +461,15 @@ class Dispatcher:
 
     # ---- AMQP ------------------------------------------------------------------
 
-    async def claim_subscription(self, queue: Queue = AMQP) -> int | None:
+    @functools.cached_property
+    def slow_lanes(self) -> SlowLanes:
+        return SlowLanes(max(1, self.lanes // 2))
+
+    async def claim_subscription(
+        self, queue: Queue = AMQP, *, slow: bool = True
+    ) -> tuple[int, bool] | None:
+        """Leases the subscription of ``queue`` due first: its id, and whether its
+        destination is known to be slow. ``slow``: whether a slow one may be taken."""
         now = utcnow()
         async with self.sessions() as session, session.begin():
             # Subscriptions with pending events get a state row the first time.
@@ -449,7 +488,7 @@ class Dispatcher:
                     upsert(self.engine.dialect.name, table_of(queue.state), []), new
                 )
             candidate = (
-                select(queue.state.subscription_id)
+                select(queue.state.subscription_id, queue.state.slow)
                 .where(or_(queue.state.lease_until.is_(None), queue.state.lease_until < now))
                 .where(
                     or_(queue.state.next_attempt_at.is_(None), queue.state.next_attempt_at <= now)
@@ -465,18 +504,21 @@ class Dispatcher:
                 .order_by(queue.state.next_attempt_at.is_not(None), queue.state.next_attempt_at)
                 .limit(1)
             )
+            if not slow:
+                candidate = candidate.where(queue.state.slow.is_(False))
             if self._skip_locked:
                 candidate = candidate.with_for_update(skip_locked=True)
-            # Queue.state is any of the state models: its column's type is not known here.
-            sid: int | None = (await session.execute(candidate)).scalar_one_or_none()
-            if sid is None:
+            row = (await session.execute(candidate)).one_or_none()
+            if row is None:
                 return None
+            # Queue.state is any of the state models: its columns' types are not known here.
+            sid: int = row.subscription_id
             await session.execute(
                 update(queue.state)
                 .where(queue.state.subscription_id == sid)
                 .values(lease_owner=self.worker_id, lease_until=now + self.lease)
             )
-            return sid
+            return sid, bool(row.slow)
 
     async def deliver_once(self) -> bool:
         """Claims one AMQP and one webhook subscription and delivers one batch of the
@@ -485,70 +527,153 @@ class Dispatcher:
         return await self._deliver_once(WEBHOOK, self._webhook_sender) or worked
 
     async def _deliver_once(self, queue: Queue, sender: Callable[[Any], Send]) -> bool:
-        sid = await self.claim_subscription(queue)
-        if sid is None:
-            return False
+        # A lane takes a slow destination only with one of the slow lanes' places.
+        place = self.slow_lanes.take()
         try:
-            await self._deliver_batch(queue, sid, sender)
+            claimed = await self.claim_subscription(queue, slow=place)
+        except BaseException:
+            self._give_slow_place(place)
+            raise
+        if claimed is None or not claimed[1]:
+            self._give_slow_place(place)
+            place = False
+        if claimed is None:
+            return False
+        sid, slow = claimed
+        try:
+            await self._deliver_batch(queue, sid, sender, slow=slow, place=place)
         finally:
             await self._release_quietly(sid, queue)
         return True
 
-    async def _deliver_batch(self, queue: Queue, sid: int, sender: Callable[[Any], Send]) -> None:
+    async def _deliver_batch(
+        self,
+        queue: Queue,
+        sid: int,
+        sender: Callable[[Any], Send],
+        *,
+        slow: bool = False,
+        place: bool = False,
+    ) -> None:
         """Sends the next batch of the subscription's events in id order, marks what the
         far end took as delivered and counts a failure for the rest. The kinds differ
-        only in how a batch is sent: ``sender`` makes the sending of one subscription."""
-        async with self.sessions() as session:
-            sub = await session.get(queue.subscription, sid)
-            if sub is None:
-                return
-            rows = (
-                await session.execute(
-                    select(
-                        queue.delivery.id,
-                        queue.delivery.event_id.label("event_pk"),
-                        UserActionEvent.event_id,
-                        UserActionEvent.body,
-                    )
-                    .join(UserActionEvent, UserActionEvent.id == queue.delivery.event_id)
-                    .where(
-                        queue.delivery.subscription_id == sid, queue.delivery.delivered.is_(False)
-                    )
-                    .order_by(queue.delivery.id)
-                    .limit(self.batch_size)
-                )
-            ).all()
-            # Read (and decrypted) while the row is at hand; sent after the session.
-            send = sender(sub)
-            used = queue.settings_of(sub)
-        if not rows:
-            return
-        accepted, error = await send([(r.event_id, published_record(r.body)) for r in rows])
-        if accepted:
-            self.delivered_count += accepted
-            EVENT_DELIVERIES.labels(queue.name).inc(accepted)
-        if accepted or error is None:
-            async with self.sessions() as session, session.begin():
-                if accepted:
-                    done = [r.id for r in rows[:accepted]]
-                    acked = sorted({r.event_pk for r in rows[:accepted]})
-                    await self._mark_delivered(session, done, acked, queue)
-                if error is None:
+        only in how a batch is sent: ``sender`` makes the sending of one subscription.
+        ``slow``: its destination is known to be slow; ``place``: this lane holds one of
+        the slow lanes' places, given back here."""
+        try:
+            async with self.sessions() as session:
+                sub = await session.get(queue.subscription, sid)
+                if sub is None:
+                    return
+                rows = (
                     await session.execute(
-                        update(queue.state)
-                        .where(queue.state.subscription_id == sid)
-                        .values(attempts=0, last_error=None, next_attempt_at=None)
+                        select(
+                            queue.delivery.id,
+                            queue.delivery.event_id.label("event_pk"),
+                            UserActionEvent.event_id,
+                            UserActionEvent.body,
+                        )
+                        .join(UserActionEvent, UserActionEvent.id == queue.delivery.event_id)
+                        .where(
+                            queue.delivery.subscription_id == sid,
+                            queue.delivery.delivered.is_(False),
+                        )
+                        .order_by(queue.delivery.id)
+                        .limit(self.batch_size)
                     )
-        if error is not None:
-            await self._failed(sid, error, used, queue, progressed=accepted > 0)
+                ).all()
+                # Read (and decrypted) while the row is at hand; sent after the session.
+                send = sender(sub)
+                used = queue.settings_of(sub)
+            if not rows:
+                return
+            messages = [(r.event_id, published_record(r.body)) for r in rows]
+            accepted, error, stalled, abandoned, place = await self._watched(send, messages, place)
+            if accepted:
+                self.delivered_count += accepted
+                EVENT_DELIVERIES.labels(queue.name).inc(accepted)
+            state: dict[str, Any] = {}
+            if error is None and not abandoned:
+                state.update(attempts=0, last_error=None, next_attempt_at=None)
+            if stalled != slow:
+                state.update(slow=stalled)
+            if accepted or state:
+                async with self.sessions() as session, session.begin():
+                    if accepted:
+                        done = [r.id for r in rows[:accepted]]
+                        acked = sorted({r.event_pk for r in rows[:accepted]})
+                        await self._mark_delivered(session, done, acked, queue)
+                    if state:
+                        await session.execute(
+                            update(queue.state)
+                            .where(queue.state.subscription_id == sid)
+                            .values(**state)
+                        )
+            if error is not None:
+                await self._failed(sid, error, used, queue, progressed=accepted > 0)
+        finally:
+            self._give_slow_place(place)
+
+    async def _watched(
+        self, send: Send, messages: list[tuple[str, dict[str, Any]]], place: bool
+    ) -> tuple[int, str | None, bool, bool, bool]:
+        """Sends a batch and watches the far end take it. When it goes ``slow_seconds``
+        without taking a message it is slow (``stalled``), and a lane that holds no slow
+        lanes' place takes one; when all are taken it abandons the batch instead: what
+        the far end took counts, the rest waits for a slow lane, without a failure or a
+        backoff. So slow destinations hold at most half of the lanes for longer than
+        ``slow_seconds``, whatever their number.
+
+        Returns how many the far end took, why not the rest (as ``Send``), ``stalled``,
+        whether the batch was abandoned, and whether the lane now holds a place."""
+        loop = asyncio.get_running_loop()
+        taken, last = 0, loop.time()
+
+        def progress(count: int) -> None:
+            nonlocal taken, last
+            taken, last = count, loop.time()
+
+        task: asyncio.Future[tuple[int, str | None]] = asyncio.ensure_future(
+            send(messages, progress)
+        )
+        stalled = took = False
+        try:
+            while not task.done():
+                quiet = loop.time() - last
+                if quiet < self.slow_seconds:
+                    await asyncio.wait({task}, timeout=self.slow_seconds - quiet)
+                    continue
+                stalled = True
+                if place:
+                    await asyncio.wait({task})
+                elif self.slow_lanes.take():
+                    place = took = True
+                else:
+                    task.cancel()
+                    await asyncio.wait({task})
+                    return taken, None, True, True, place
+            accepted, error = task.result()
+        except BaseException:
+            if took:
+                self.slow_lanes.give()
+            raise
+        finally:
+            task.cancel()  # when this lane was cancelled: the send ends with it
+        return accepted, error, stalled, False, place
+
+    def _give_slow_place(self, place: bool) -> None:
+        if place:
+            self.slow_lanes.give()
 
     def _amqp_sender(self, sub: AmqpSubscription) -> Send:
         """Publishes with confirms; a broker that confirms only the first messages has
-        failed for the rest."""
+        failed for the rest. The batch is one step: progress is its end."""
         url = self.secret_box.decrypt(sub.connection_string_encrypted)
         exchange, routing_key = sub.exchange, sub.routing_key
 
-        async def send(messages: list[tuple[str, dict[str, Any]]]) -> tuple[int, str | None]:
+        async def send(
+            messages: list[tuple[str, dict[str, Any]]], progress: Progress
+        ) -> tuple[int, str | None]:
             try:
                 confirmed = await asyncio.wait_for(
                     self.brokers.publish(url, exchange, routing_key, messages),
@@ -559,6 +684,9 @@ class Dispatcher:
             except TimeoutError:
                 await self.brokers.drop(url)
                 return 0, f"no confirmation within {self.publish_timeout:.0f}s"
+            except asyncio.CancelledError:  # abandoned (a slow broker): confirms are owed
+                await self.brokers.drop(url)
+                raise
             if confirmed < len(messages):
                 return confirmed, "the broker did not confirm every message"
             return confirmed, None
@@ -570,10 +698,17 @@ class Dispatcher:
         url, header_name = sub.url, sub.auth_header_name
         header_value = self.secret_box.decrypt(sub.auth_header_value_encrypted)
 
-        async def send(messages: list[tuple[str, dict[str, Any]]]) -> tuple[int, str | None]:
+        async def send(
+            messages: list[tuple[str, dict[str, Any]]], progress: Progress
+        ) -> tuple[int, str | None]:
             try:
                 return await self.webhooks.post(
-                    url, header_name, header_value, messages, budget=self.publish_timeout
+                    url,
+                    header_name,
+                    header_value,
+                    messages,
+                    budget=self.publish_timeout,
+                    progress=progress,
                 ), None
             except WebhookError as exc:
                 return exc.accepted, str(exc)

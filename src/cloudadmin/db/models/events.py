@@ -126,6 +126,9 @@ class SubscriptionDeliveryState:
     last_error: Mapped[LongText | None]
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_until: Mapped[datetime | None]
+    # Its destination went a while without taking a message: served by at most half of
+    # a dispatcher's lanes (events/dispatcher.py, SlowLanes).
+    slow: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class EventDelivery(SubscriptionDeliveries, Base):
