@@ -99,6 +99,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     from cloudadmin.events.dispatcher import Dispatcher
     from cloudadmin.events.worker import (
         DISPOSE_SECONDS,
+        UNWIND_SECONDS,
         dispatcher_settings,
         dispose_within,
         ended_within,
@@ -128,7 +129,9 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     finally:
         stop.set()
         # Bounded whatever the dispatcher is doing: SIGTERM ends `serve` (events/worker.py).
-        await ended_within(task, settings.shutdown_grace_seconds)
+        # The requests have had the grace already; the dispatcher cancels its lanes at the
+        # stop and needs only to close in order.
+        await ended_within(task, min(settings.shutdown_grace_seconds, UNWIND_SECONDS))
         await dispose_within(engine, DISPOSE_SECONDS)
 
 
