@@ -130,3 +130,28 @@ async def test_a_fast_receiver_is_served_while_more_slow_ones_than_lanes_hold_th
 
 async def _none_pending(session: AsyncSession) -> bool:
     return await pending(session) == 0
+
+
+async def test_an_outbound_timeout_longer_than_a_batch_may_take_still_delivers(
+    app: FastAPI, session: AsyncSession
+) -> None:
+    # A batch must end within half the lease (5 s here); each request may take the
+    # outbound timeout (10 s). The first request is still made, within the 5 s.
+    box = app_state(app).secret_box
+    outbound = dataclasses.replace(app_state(app).outbound, timeout=10.0)
+    dispatcher = Dispatcher(app_state(app).engine, box, lease_seconds=10, outbound=outbound)
+    receiver = Receiver()
+    await receiver.start()
+    try:
+        account = await make_client(session)
+        await session.commit()
+        await make_webhook(session, box, account, receiver.url)
+        ids = await act(session, account, 2)
+        for _ in range(3):
+            assert await dispatcher.deliver_once() is True
+            if not await pending(session):
+                break
+        assert [r.body["id"] for r in receiver.accepted] == ids
+    finally:
+        await dispatcher.webhooks.close()
+        await receiver.stop()

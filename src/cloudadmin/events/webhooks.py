@@ -131,17 +131,22 @@ class WebhookSender:
         budget: float | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> int:
-        """POSTs ``(message_id, body)`` pairs in order, each within the outbound timeout,
-        stopping at the first one not accepted (WebhookError, with how many were) or
-        when ``budget`` seconds would be overrun by another message. Returns how many
-        were accepted; ``progress`` is told the count after each one."""
+        """POSTs ``(message_id, body)`` pairs in order, each within the outbound timeout
+        (or ``budget``, when that is shorter), stopping at the first one not accepted
+        (WebhookError, with how many were) or when ``budget`` seconds would be overrun
+        by another message. Returns how many were accepted; ``progress`` is told the
+        count after each one."""
         loop = asyncio.get_running_loop()
         started = loop.time()
+        # The first message is always sent: an outbound timeout as long as the budget
+        # would otherwise send nothing, ever, and the batch would come back at once.
+        limit = self.outbound.timeout if budget is None else min(self.outbound.timeout, budget)
         for accepted, (message_id, body) in enumerate(messages):
-            if budget is not None and loop.time() - started > budget - self.outbound.timeout:
+            if accepted and budget is not None and loop.time() - started > budget - limit:
                 return accepted  # the rest in the next batch, under a fresh lease
             try:
                 status = await self._post_one(
+                    limit,
                     url,
                     json.dumps(body, separators=(",", ":")).encode(),
                     {
@@ -160,19 +165,21 @@ class WebhookSender:
                 progress(accepted + 1)
         return len(messages)
 
-    async def _post_one(self, url: str, content: bytes, headers: dict[str, str]) -> int:
-        """POSTs one message within the outbound timeout; the answer's status.
+    async def _post_one(
+        self, limit: float, url: str, content: bytes, headers: dict[str, str]
+    ) -> int:
+        """POSTs one message within ``limit`` seconds; the answer's status.
 
         The status line alone is the outcome. Of the body, at most ``MAX_ANSWER_BYTES``
         are read, for ``ANSWER_READ_SECONDS`` at most, and only so that a short answer
         leaves the connection reusable; a longer or slower one is cut off by closing the
         connection. A receiver that streams an endless answer costs one read."""
-        async with asyncio.timeout(self.outbound.timeout):
+        async with asyncio.timeout(limit):
             if self._client is None:
                 self._client = client(self.outbound)
             async with self._client.stream("POST", url, content=content, headers=headers) as answer:
                 with contextlib.suppress(httpx.HTTPError, TimeoutError):
-                    async with asyncio.timeout(min(ANSWER_READ_SECONDS, self.outbound.timeout)):
+                    async with asyncio.timeout(min(ANSWER_READ_SECONDS, limit)):
                         read = 0
                         async for piece in answer.aiter_raw():
                             read += len(piece)
