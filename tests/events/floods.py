@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 # What it sends at most, per connection: a client that reads without a bound stops at
 # this (and holds it in memory) instead of eating the machine's.
@@ -101,3 +102,77 @@ def flood(prefix: bytes, chunk: bytes, *, greeting: bytes = b"", ask: int = 0) -
         yield server
     finally:
         server.close()
+
+
+class ReturningBroker(Flood):
+    """Speaks AMQP 0-9-1 up to the first message published (handshake, channel,
+    publisher confirms; pamqp marshals the frames), then returns it as unroutable with a
+    content header that claims ``size`` bytes, and sends body frames of 128 KiB until
+    the client closes the connection or ``CAP`` is sent."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        super().__init__(b"", b"")
+
+    def _talk(self, conn: socket.socket, n: int) -> None:
+        from pamqp import commands, frame, header
+        from pamqp.body import ContentBody
+
+        def send(channel: int, *frames: Any) -> None:
+            for f in frames:
+                data = frame.marshal(f, channel)
+                conn.sendall(data)
+                self.sent[n] += len(data)
+
+        buffer = b""
+
+        def receive() -> tuple[int, Any]:
+            nonlocal buffer
+            while True:
+                if buffer.startswith(b"AMQP") and len(buffer) >= 8:
+                    buffer = buffer[8:]
+                    return 0, "protocol header"
+                try:
+                    used, channel, received = frame.unmarshal(buffer)
+                except Exception:  # not all there yet
+                    data = conn.recv(65536)
+                    if not data:
+                        raise ConnectionError("closed") from None
+                    buffer += data
+                    continue
+                buffer = buffer[used:]
+                return channel, received
+
+        try:
+            receive()  # the protocol header
+            capabilities = {"publisher_confirms": True, "basic.nack": True}
+            send(
+                0,
+                commands.Connection.Start(
+                    server_properties={"capabilities": capabilities}, mechanisms="PLAIN"
+                ),
+            )
+            receive()  # StartOk
+            send(0, commands.Connection.Tune(channel_max=16, frame_max=131072, heartbeat=0))
+            receive()  # TuneOk
+            receive()  # Open
+            send(0, commands.Connection.OpenOk())
+            while True:
+                channel, received = receive()
+                if isinstance(received, commands.Channel.Open):
+                    send(channel, commands.Channel.OpenOk())
+                elif isinstance(received, commands.Confirm.Select):
+                    send(channel, commands.Confirm.SelectOk())
+                elif isinstance(received, header.ContentHeader):
+                    props = received.properties
+                    break
+            send(
+                channel,
+                commands.Basic.Return(reply_code=312, reply_text="NO_ROUTE", routing_key="q"),
+                header.ContentHeader(0, self.size, props),
+            )
+            body = ContentBody(b"\0" * (131072 - 8))
+            while self.sent[n] < CAP and not self._stop.is_set():
+                send(channel, body)
+        except OSError:  # the client closed it: what a bounded reader does
+            self.ended[n] = not self._stop.is_set()

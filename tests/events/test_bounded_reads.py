@@ -22,7 +22,7 @@ from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.mail import COULD_NOT_CONNECT as NO_MAIL_SERVER
 from cloudadmin.events.mail import enqueue
 from cloudadmin.events.webhooks import COULD_NOT_CONNECT
-from tests.events.floods import CAP, flood
+from tests.events.floods import CAP, ReturningBroker, flood
 from tests.events.test_mail import configure_mail
 from tests.events.test_webhooks import act, make_webhook, pending, state_of
 from tests.factories import Landscape
@@ -164,3 +164,22 @@ class TestBrokerFrames:
             await until(lambda: broker.settled(1), "the frame to end")
             assert broker.total <= BOUND, f"the broker sent {broker.total} bytes"
             assert str(failed.value) == f"127.0.0.1:{broker.port}: {NO_BROKER}"
+
+    async def test_a_returned_message_claiming_gigabytes_ends_the_connection_unread(
+        self, app: FastAPI
+    ) -> None:
+        # A broker that returns the message published with a body it says is 10 GB long.
+        broker = ReturningBroker(size=10 * 1024**3)
+        pool = BrokerPool(dataclasses.replace(app_state(app).outbound, timeout=3.0))
+        try:
+            with pytest.raises(PublishError):
+                await pool.publish(
+                    f"amqp://guest:guest@127.0.0.1:{broker.port}/", None, "q", [("m", {"n": 1})]
+                )
+            await until(
+                lambda: broker.settled(1), lambda: f"the body to end: {broker.sent} {broker.ended}"
+            )
+            assert broker.total <= BOUND, f"the broker sent {broker.total} bytes"
+        finally:
+            await pool.close()
+            broker.close()

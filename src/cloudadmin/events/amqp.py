@@ -40,25 +40,46 @@ class PublishError(Exception):
     reasons above, or why the address is not allowed."""
 
 
-# The longest frame a broker may send. A publisher receives short frames only (the
-# handshake, confirms, and at most a returned message of its own, in frames of the
-# negotiated frame_max: 128 KiB on RabbitMQ), but aiormq reads whatever length a frame
-# header claims, up to 4 GiB, into memory: a longer one ends the connection instead.
+# What a broker may send at once. A publisher receives short frames only (the
+# handshake, confirms) and at most a returned message of its own (a user-action record,
+# in frames of the negotiated frame_max: 128 KiB on RabbitMQ). aiormq reads whatever
+# length a frame header claims, up to 4 GiB, and gathers a message's body up to the
+# size its content header claims, up to 16 EiB: a longer frame or message ends the
+# connection before any of it is read.
 MAX_FRAME_BYTES = 1024 * 1024
+MAX_CONTENT_BYTES = 16 * 1024 * 1024
+_CONTENT_HEADER = 2  # the frame type of a message's content header
 
 
 class FrameTooLong(ConnectionError):
-    """The broker announced a frame longer than ``MAX_FRAME_BYTES``."""
+    """The broker announced a frame or message longer than the bounds above."""
 
 
 class _BoundedReader(asyncio.StreamReader):
-    """aiormq reads each frame with one ``readexactly`` of the length its header
-    claims; this refuses a length over ``MAX_FRAME_BYTES`` before reading any of it."""
+    """aiormq reads a frame in three ``readexactly``: its type (1 byte), its channel
+    and length (6), then the payload and end marker of that length. This refuses a
+    length over ``MAX_FRAME_BYTES`` before reading any of it, and a content header
+    whose body size is over ``MAX_CONTENT_BYTES``."""
+
+    _frame_type: int | None = None
+    _step = 0  # 1: the type was read; 2: the channel and length too
 
     async def readexactly(self, n: int) -> bytes:
         if n > MAX_FRAME_BYTES:
             raise FrameTooLong(f"a frame of {n} bytes")
-        return await super().readexactly(n)
+        data = await super().readexactly(n)
+        if n == 1:
+            self._frame_type, self._step = data[0], 1
+        elif n == 6 and self._step == 1:
+            self._step = 2
+        else:
+            if self._step == 2 and self._frame_type == _CONTENT_HEADER and n >= 12:
+                # class id (2 bytes), weight (2), body size (8)
+                size = int.from_bytes(data[4:12], "big")
+                if size > MAX_CONTENT_BYTES:
+                    raise FrameTooLong(f"a message of {size} bytes")
+            self._step = 0
+        return data
 
 
 class _VettedTransport(TransportFactory):
