@@ -140,6 +140,13 @@ def sellers_received(receiver: Receiver) -> set[str]:
     }
 
 
+def story(process: Process, lines: int = 40) -> str:
+    """What a process logged, less the access log's lines."""
+    text = process.log.read_text(errors="replace") if process.log.exists() else ""
+    kept = [ln for ln in text.splitlines() if "cloudadmin.access" not in ln]
+    return f"--- {process.name} (exit {process.proc.poll()}) ---\n" + "\n".join(kept[-lines:])
+
+
 def message_ids(receiver: Receiver) -> dict[str, set[str]]:
     """Per seller created: the message ids its event arrived under."""
     ids: dict[str, set[str]] = {}
@@ -227,7 +234,7 @@ class TestDatabaseRestart:
                 lambda: (
                     f"every acknowledged change at its webhook: "
                     f"{len(acknowledged - sellers_received(receiver))} of {len(acknowledged)} "
-                    f"missing\n" + "\n".join(p.tail() for p in processes)
+                    f"missing\n" + "\n".join(story(p) for p in processes)
                 ),
                 timeout=CATCH_UP_SECONDS,
             )
@@ -287,4 +294,30 @@ class TestSigtermWithoutDatabase:
             for p in processes:
                 p.stop()
             receiver.gate.set()
+            await receiver.stop()
+
+    @pytest.mark.parametrize("layout", ["serve", "worker"])
+    async def test_ends_within_the_grace_while_the_database_does_not_answer(
+        self, layout: str, proxy: CutProxy, database_url: str, tmp_path: Path
+    ):
+        # The database stops answering (connections open, nothing comes back) while a
+        # lane marks a batch it has sent: the dispatcher waits on a statement that never
+        # ends. SIGTERM still ends the process in time.
+        load(database_url, tmp_path)
+        receiver = GatedReceiver()
+        await receiver.start()
+        env = environment(proxy.url(database_url), tmp_path)
+        server, processes = await start_layout(layout, env, tmp_path)
+        try:
+            async with httpx.AsyncClient(base_url=server.base_url, headers=KEY, timeout=30) as c:
+                await subscribe(c, receiver.url)
+            await until(lambda: receiver.arrived >= 1, "the dispatcher to post", timeout=60)
+            proxy.freeze()
+            receiver.gate.set()  # answered: the lane goes on to mark it, and waits
+            await until(lambda: len(receiver.accepted) >= 1, "the receiver to answer")
+            took = stopped_within(processes, GRACE + EXIT_MARGIN + 10)
+            print(f"{layout}, database frozen: stopped in {took}")
+        finally:
+            for p in processes:
+                p.stop()
             await receiver.stop()

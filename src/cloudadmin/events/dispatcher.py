@@ -840,17 +840,44 @@ class Dispatcher:
             self._unreleased.pop(key, None)
 
     async def _settle_leases(self, stop: asyncio.Event) -> None:
-        """After the lock was lost: releases what the ended lanes could not, once the
-        database answers again (at most a lease later, when they end by themselves)."""
-        while self._unreleased and not stop.is_set():
+        """After the lock was lost, its lanes ended: gives back every lease this
+        dispatcher holds, once the database answers again, so that whoever dispatches
+        next (this process or one standing by) finds the subscriptions free instead of
+        waiting for the leases to run out. Every one, not only those a lane failed to
+        release: a claim whose commit was cut may have taken a lease no lane knows of.
+        Tried until it succeeds, the stop, or a lease has passed (they have all ended)."""
+        # A lane still running (one that did not end when cancelled) may hold its lease
+        # rightly: then only the releases that failed.
+        mine = self._release_pending if self._stragglers else self._release_all_mine
+        give_up = time.monotonic() + self.lease.total_seconds()
+        while not stop.is_set() and time.monotonic() < give_up:
             try:
-                await self._release_pending()
+                await mine()
+                return
             except Exception as exc:
                 if _being_cancelled():
                     raise
-                log.debug("dispatcher: leases not released yet (%s)", type(exc).__name__)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 1.0)
+                log.debug("dispatcher: leases not given back yet (%s)", type(exc).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 1.0)
+
+    async def _release_all_mine(self) -> None:
+        """Ends every lease this dispatcher holds: subscriptions' and mails'. Only while
+        none of its lanes runs."""
+        async with asyncio.timeout(RELEASE_SECONDS):
+            async with self.sessions() as session, session.begin():
+                for queue in (AMQP, WEBHOOK):
+                    await session.execute(
+                        update(queue.state)
+                        .where(queue.state.lease_owner == self.worker_id)
+                        .values(lease_owner=None, lease_until=None)
+                    )
+                await session.execute(
+                    update(MailMessage)
+                    .where(MailMessage.lease_owner == self.worker_id, MailMessage.sent.is_(False))
+                    .values(lease_owner=None, lease_until=None)
+                )
+        self._unreleased.clear()
 
     # ---- the watchdog ------------------------------------------------------------
 
