@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -135,6 +136,22 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         await dispose_within(engine, DISPOSE_SECONDS)
 
 
+# What a step of the shutdown may take at most.
+SHUTDOWN_STEP_SECONDS = 2.0
+
+
+async def _within(step: Awaitable[None], what: str) -> None:
+    try:
+        await asyncio.wait_for(step, SHUTDOWN_STEP_SECONDS)
+    except Exception as exc:
+        logging.getLogger("cloudadmin.app").warning(
+            "shutdown: %s failed or took over %g s (%s)",
+            what,
+            SHUTDOWN_STEP_SECONDS,
+            type(exc).__name__,
+        )
+
+
 # FastAPI's own OpenTelemetry, off: it would configure exporters from OTEL_* variables
 # (Settings is the service's only configuration, and its outbound connections go through
 # CLOUDADMIN_OUTBOUND_ALLOW), and its check for a configured provider on every request was
@@ -163,9 +180,11 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         gc.freeze()
         async with run_dispatcher_beside(app, settings):
             yield
-        await app_state(app).request_log.close()
+        # Each step bounded: a database that stopped answering must not keep SIGTERM
+        # from ending `serve` (the rows of reads still waiting are then lost, logged).
+        await _within(app_state(app).request_log.close(), "writing the activity log")
         await app_state(app).throttle.close()
-        await app_state(app).engine.dispose()
+        await _within(app_state(app).engine.dispose(), "closing the database connections")
         metrics_page.forget_this_process(settings)
 
     app = FastAPI(

@@ -20,9 +20,9 @@ log = logging.getLogger("cloudadmin.worker")
 
 # After the grace, a cancelled dispatcher gets this long to unwind (each of its cleanups
 # is bounded); past it the process ends without it.
-UNWIND_SECONDS = 5.0
+UNWIND_SECONDS = 3.0
 # Closing the database pool at the end, at most (a dead server may never answer).
-DISPOSE_SECONDS = 5.0
+DISPOSE_SECONDS = 2.0
 
 
 async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
