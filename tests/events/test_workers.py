@@ -253,3 +253,39 @@ class TestWorkerMetrics:
             stop(worker)
         assert 'cloudadmin_event_deliveries_total{kind="amqp"} 3.0' in scrape, scrape
         assert "cloudadmin_mail_failures_total 0.0" in scrape
+
+    async def test_a_worker_with_a_token_answers_only_its_bearer(
+        self, settings: Settings, tmp_path: Path
+    ):
+        token = "worker-scrape-token-0123456789"
+        port = free_port()
+        worker = start_worker(
+            settings,
+            tmp_path,
+            "metrics-token",
+            CLOUDADMIN_WORKER_METRICS_PORT=str(port),
+            CLOUDADMIN_METRICS_BEARER_TOKEN=token,
+        )
+        url = f"http://127.0.0.1:{port}/metrics"
+
+        async def listening() -> bool:
+            try:
+                async with httpx.AsyncClient() as http:
+                    await http.get(url)
+            except httpx.TransportError:
+                return False
+            return True
+
+        try:
+            await until(listening, lambda: "the worker's metrics port to listen", timeout=90)
+            async with httpx.AsyncClient() as http:
+                anonymous = await http.get(url)
+                wrong = await http.get(url, headers={"Authorization": "Bearer " + "x" * 30})
+                bearer = await http.get(url, headers={"Authorization": f"Bearer {token}"})
+        finally:
+            stop(worker)
+        assert anonymous.status_code == 401, anonymous.text
+        assert wrong.status_code == 401, wrong.text
+        assert "cloudadmin_" not in anonymous.text + wrong.text
+        assert bearer.status_code == 200
+        assert "cloudadmin_mail_failures_total" in bearer.text

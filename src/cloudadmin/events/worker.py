@@ -15,6 +15,7 @@ from cloudadmin.db.engine import create_engine
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.observability.metrics_access import start_metrics_server
 
 log = logging.getLogger("cloudadmin.worker")
 
@@ -51,10 +52,13 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopped)
     if settings.worker_metrics_port is not None:
-        from prometheus_client import start_http_server
-
-        # A thread of prometheus_client's: scrapes never wait behind deliveries.
-        start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host)
+        # A thread of its own: scrapes never wait behind deliveries. The same bearer
+        # token as the service's /metrics, when one is set.
+        start_metrics_server(
+            settings.worker_metrics_port,
+            settings.worker_metrics_host,
+            settings.metrics_bearer_token,
+        )
         log.info(
             "worker metrics on http://%s:%d/metrics",
             settings.worker_metrics_host,
