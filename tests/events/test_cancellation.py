@@ -1,11 +1,14 @@
-"""Cancellation always wins in the dispatcher: a lane stopped (the stop, a lost lock)
-ends, whatever error its cleanup raises on a dead database connection, and a dispatcher
-that lost its database takes its lock back and delivers again once it returns."""
+"""A dispatcher that stops (the stop, a lost lock) lets each lane finish its pass, so a
+batch its destination took while the database was away is marked once the database
+returns, not sent again; cancellation, when it comes, always wins, whatever error a
+lane's cleanup raises on a dead connection; and a dispatcher that lost its database
+takes its lock back and delivers again once it returns."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -91,7 +94,7 @@ async def _dispatcher_through(proxy: CutProxy, settings: Settings, app: FastAPI)
 
 
 class TestDatabaseCut:
-    async def test_lanes_end_and_it_delivers_again_after_the_database_returns(
+    async def test_a_batch_taken_during_the_cut_is_marked_once_it_returns_and_not_sent_again(
         self,
         app: FastAPI,
         session: AsyncSession,
@@ -108,26 +111,63 @@ class TestDatabaseCut:
             stop = asyncio.Event()
             running = asyncio.create_task(d.run(stop))
             try:
-                owed = set(await act(session, ls.client_account))
+                first = set(await act(session, ls.client_account))
                 # A lane is in the middle of its batch, its lease taken, when the
-                # database goes: the lock's connection breaks, the lanes are cancelled,
-                # and the lease's release fails on the dead pool.
+                # database goes and the lock's connection with it.
                 await until(lambda: gated.arrived >= 1, "the dispatcher to post the event")
                 proxy.cut()
-                await until(lambda: not d.dispatching, "the lanes to end after the cut")
-                proxy.restore()
+                await until(d.lock.lost.is_set, "the dispatcher to see its lock lost")
+                # The receiver takes the batch while the database is away: the lane
+                # finishes its pass and marks the batch once the database is back,
+                # rather than being cut short and leaving it to be sent again.
                 gated.gate.set()
-                owed |= set(await act(session, ls.client_account))
+                await until(
+                    lambda: first <= gated.ids(),
+                    lambda: f"the receiver to take the batch, {len(first - gated.ids())} missing",
+                )
+                proxy.restore()
+                # The dispatcher takes its lock back and delivers what comes next.
+                owed = first | set(await act(session, ls.client_account))
                 await until(
                     lambda: owed <= gated.ids(),
                     lambda: f"every event after the cut, {len(owed - gated.ids())} missing",
                     timeout=60,
                 )
+                await until(lambda: d.dispatching, "the dispatcher at work again")
             finally:
                 stop.set()
                 await asyncio.wait_for(running, 30)
                 await d.webhooks.close()
                 await d.engine.dispose()
+        sent = Counter(r.headers["x-message-id"] for r in gated.accepted)
+        assert {i: n for i, n in sent.items() if n > 1} == {}, "sent again after the cut"
+
+    async def test_a_stop_ends_a_pass_whose_receiver_never_answers(
+        self, app: FastAPI, session: AsyncSession, ls: Landscape, gated: GatedReceiver
+    ):
+        # The stop lets a lane finish its pass, but a pass has a bound: a destination
+        # that never answers is given up within the lease, and the dispatcher ends.
+        await make_webhook(session, app_state(app).secret_box, ls.client_account, gated.url)
+        d = Dispatcher(
+            app_state(app).engine,
+            app_state(app).secret_box,
+            lanes=1,
+            poll_seconds=0.05,
+            lease_seconds=2,
+            outbound=app_state(app).outbound,
+        )
+        stop = asyncio.Event()
+        running = asyncio.create_task(d.run(stop))
+        try:
+            await act(session, ls.client_account)
+            await until(lambda: gated.arrived >= 1, "the dispatcher to post the event")
+            stop.set()
+            await until(lambda: running.done(), "the dispatcher to end", timeout=60)
+        finally:
+            stop.set()
+            await asyncio.wait_for(running, 30)
+            await d.webhooks.close()
+        assert not gated.accepted  # the receiver never answered: nothing was taken
 
 
 class TestWatchdog:

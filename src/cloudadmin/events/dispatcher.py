@@ -53,6 +53,7 @@ from cloudadmin.db.models import (
     WebhookSubscription,
 )
 from cloudadmin.db.types import utcnow
+from cloudadmin.db.unavailable import is_unavailable
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.failure_log import FailureLog
 from cloudadmin.events.mail import MailError, MailSender
@@ -84,6 +85,12 @@ LOG_RETENTION = timedelta(days=365)
 RELEASE_SECONDS = 5.0
 # How long the dispatcher waits for its cancelled lanes before it carries on without them.
 LANE_END_SECONDS = 10.0
+
+
+def _database_away(exc: BaseException) -> bool:
+    """A write that failed because the database went away (or did not answer in time),
+    not because of what it wrote: worth trying again once it is back."""
+    return isinstance(exc, OSError | TimeoutError) or is_unavailable(exc)
 
 
 def _being_cancelled() -> bool:
@@ -179,6 +186,14 @@ class Doorbell:
                 lane.set_result(None)
                 return
 
+    def ring_all(self) -> None:
+        """Wakes every idle lane (the dispatcher is stopping: they end)."""
+        self.generation += 1
+        while self._waiting:
+            lane = self._waiting.popleft()
+            if not lane.done():
+                lane.set_result(None)
+
     async def wait(self, since: int) -> None:
         if self.generation != since:
             return
@@ -249,6 +264,8 @@ class Dispatcher:
         self._unreleased: dict[tuple[str, int], tuple[Queue, datetime]] = {}
         # Tasks that did not end when cancelled (LANE_END_SECONDS): never waited for again.
         self._stragglers: set[asyncio.Task[None]] = set()
+        # Set while the lanes end (the stop, a lost lock): each ends after its pass.
+        self._draining = False
 
     # ---- running ---------------------------------------------------------------
 
@@ -282,12 +299,16 @@ class Dispatcher:
             else None
         )
         unsubscribe = subscribe_local(self._wake)
-        tasks = [
+        self._draining = False
+        lanes = [
             asyncio.create_task(self._lane(self.deliver_once, self.bell)) for _ in range(self.lanes)
         ]
-        tasks.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
-        tasks.append(asyncio.create_task(self._housekeeping(stop)))
-        tasks.append(asyncio.create_task(self._waker(stop, listener)))
+        lanes.append(asyncio.create_task(self._lane(self.send_mail_once, self.mail_bell)))
+        others = [
+            asyncio.create_task(self._housekeeping(stop)),
+            asyncio.create_task(self._waker(stop, listener)),
+        ]
+        tasks = lanes + others
         self._dispatching(True)
         try:
             ended = asyncio.create_task(stop.wait())
@@ -295,17 +316,34 @@ class Dispatcher:
             await asyncio.wait([ended, lost], return_when=asyncio.FIRST_COMPLETED)
             ended.cancel()
             lost.cancel()
-            for task in tasks:
+            for task in others:
+                task.cancel()
+            await self._drained(lanes)
+            for task in lanes:
                 task.cancel()
             await self._ended(tasks)
             log.info(
                 "dispatcher %s stopping; delivered %d events", self.worker_id, self.delivered_count
             )
         finally:
+            for task in tasks:  # cancelled itself (the stop's grace ran out): so are they
+                task.cancel()
             self._dispatching(False)
             unsubscribe()
             if listener is not None:
                 await listener.close()
+
+    async def _drained(self, lanes: list[asyncio.Task[None]]) -> None:
+        """Lets every lane finish the pass it is in, then end, for at most a lease. A pass
+        cut short after its destination took a batch would leave the batch unmarked, and
+        sent again by whoever takes the subscription next: a duplicate for every lane at
+        every stop or lost lock. A lane's lease keeps any other dispatcher off its
+        subscription meanwhile, and the pass marks what was taken while the lease holds
+        (``_while_leased``). Lanes still at work after a lease are cancelled."""
+        self._draining = True
+        self.bell.ring_all()
+        self.mail_bell.ring_all()
+        await asyncio.wait(lanes, timeout=self.lease.total_seconds())
 
     async def _ended(self, tasks: list[asyncio.Task[None]]) -> None:
         """Waits for cancelled tasks to end, at most LANE_END_SECONDS: a task stuck in
@@ -328,9 +366,10 @@ class Dispatcher:
                 task.add_done_callback(self._stragglers.discard)
 
     async def _lane(self, work: Callable[[], Awaitable[bool]], bell: Doorbell) -> None:
-        """Works while there is work, then waits for the doorbell."""
+        """Works while there is work, then waits for the doorbell; ends between passes
+        once the dispatcher stops (``_drained``)."""
         woken = False
-        while True:
+        while not self._draining:
             seen = bell.generation
             try:
                 if self._unreleased:
@@ -527,6 +566,8 @@ class Dispatcher:
         return await self._deliver_once(WEBHOOK, self._webhook_sender) or worked
 
     async def _deliver_once(self, queue: Queue, sender: Callable[[Any], Send]) -> bool:
+        # The lease runs from before the claim's clock reading: it ends after this.
+        leased_at = time.monotonic()
         # A lane takes a slow destination only with one of the slow lanes' places.
         place = self.slow_lanes.take()
         try:
@@ -541,7 +582,9 @@ class Dispatcher:
             return False
         sid, slow = claimed
         try:
-            await self._deliver_batch(queue, sid, sender, slow=slow, place=place)
+            await self._deliver_batch(
+                queue, sid, sender, slow=slow, place=place, leased_at=leased_at
+            )
         finally:
             await self._release_quietly(sid, queue)
         return True
@@ -554,12 +597,16 @@ class Dispatcher:
         *,
         slow: bool = False,
         place: bool = False,
+        leased_at: float | None = None,
     ) -> None:
         """Sends the next batch of the subscription's events in id order, marks what the
         far end took as delivered and counts a failure for the rest. The kinds differ
         only in how a batch is sent: ``sender`` makes the sending of one subscription.
         ``slow``: its destination is known to be slow; ``place``: this lane holds one of
-        the slow lanes' places, given back here."""
+        the slow lanes' places, given back here; ``leased_at``: when (``time.monotonic``)
+        the lease was taken, by default now."""
+        if leased_at is None:
+            leased_at = time.monotonic()
         try:
             async with self.sessions() as session:
                 sub = await session.get(queue.subscription, sid)
@@ -598,17 +645,23 @@ class Dispatcher:
             if stalled != slow:
                 state.update(slow=stalled)
             if accepted or state:
-                async with self.sessions() as session, session.begin():
-                    if accepted:
-                        done = [r.id for r in rows[:accepted]]
-                        acked = sorted({r.event_pk for r in rows[:accepted]})
-                        await self._mark_delivered(session, done, acked, queue)
-                    if state:
-                        await session.execute(
-                            update(queue.state)
-                            .where(queue.state.subscription_id == sid)
-                            .values(**state)
-                        )
+
+                async def mark() -> None:
+                    async with self.sessions() as session, session.begin():
+                        if accepted:
+                            done = [r.id for r in rows[:accepted]]
+                            acked = sorted({r.event_pk for r in rows[:accepted]})
+                            await self._mark_delivered(session, done, acked, queue)
+                        if state:
+                            await session.execute(
+                                update(queue.state)
+                                .where(queue.state.subscription_id == sid)
+                                .values(**state)
+                            )
+
+                # What the far end took is marked even if the database goes away now:
+                # unmarked, it would be sent again.
+                await self._while_leased(mark, leased_at, sid, queue)
             if error is not None:
                 await self._failed(sid, error, used, queue, progressed=accepted > 0)
         finally:
@@ -660,6 +713,35 @@ class Dispatcher:
         finally:
             task.cancel()  # when this lane was cancelled: the send ends with it
         return accepted, error, stalled, False, place
+
+    async def _while_leased(
+        self, write: Callable[[], Awaitable[None]], leased_at: float, sid: int, queue: Queue
+    ) -> None:
+        """Runs ``write`` (one transaction), tried again while the database is away, until
+        three quarters of the subscription's lease have passed: while the lease holds no
+        other dispatcher takes the subscription, so a batch the far end took and whose
+        mark is written late is not sent twice. Past that, or for any other error, the
+        error is raised (the batch will be sent again: at least once)."""
+        give_up = leased_at + self.lease.total_seconds() * 0.75
+        delay = 0.1
+        while True:
+            try:
+                async with asyncio.timeout(max(give_up - time.monotonic(), 0.01)):
+                    await write()
+                return
+            except Exception as exc:
+                if _being_cancelled() or not _database_away(exc):
+                    raise
+                if time.monotonic() + delay >= give_up:
+                    raise
+                log.info(
+                    "%s subscription %s: delivered, not marked yet (%s); trying again",
+                    queue.name,
+                    sid,
+                    type(exc).__name__,
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     def _give_slow_place(self, place: bool) -> None:
         if place:
