@@ -140,4 +140,5 @@ async def dispatcher(app: FastAPI) -> AsyncIterator[Dispatcher]:
         outbound=app_state(app).outbound,
     )
     yield d
+    await d.webhooks.close()
     await d.brokers.close()
