@@ -33,7 +33,14 @@ def limits_storage(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Settings of the limiters' storage; Redis keys under a prefix of this test's own."""
     if request.param == "memory":
         return {"redis_url": None}
-    return {"redis_url": redis_url(), "limits_key_prefix": f"test-{uuid.uuid4().hex}"}
+    # These tests show what is counted, not how long Redis may take: on a busy machine a
+    # round trip can exceed the production bound (50 ms), and the check would pass
+    # uncounted. The bound itself: tests/auth/test_throttle_redis_down.py.
+    return {
+        "redis_url": redis_url(),
+        "limits_key_prefix": f"test-{uuid.uuid4().hex}",
+        "redis_timeout_ms": 2000,
+    }
 
 
 @pytest.fixture
