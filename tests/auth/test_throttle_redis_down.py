@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -156,9 +157,12 @@ class TestRedisDown:
             async with throttle_at(url, retry_seconds=3600) as throttle:
                 durations = await every_check(throttle, rounds=40)
         checks = len(durations)
-        # Each check waits at most (about) the timeout; bounds loose, not a race.
-        slowest = max(durations)
-        assert slowest < 10 * TIMEOUT_MS / 1000, f"slowest check {slowest:.3f} s"
+        # One check waits out the timeout, the others none of it: the typical check is
+        # far under the timeout (each waited 0.5 s before), and even the slowest is far
+        # under a second. Bounds loose, not a race with a busy machine.
+        typical, slowest = statistics.median(durations), max(durations)
+        assert typical < TIMEOUT_MS / 1000, f"typical check {typical:.3f} s"
+        assert slowest < 40 * TIMEOUT_MS / 1000, f"slowest check {slowest:.3f} s"
         # Redis was tried once, not once per check (a stalled one holds each try for
         # the whole timeout).
         if redis == "stalled":
