@@ -23,6 +23,7 @@ from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
+from cloudadmin.db.models.tasks import Task
 from cloudadmin.db.models.webhooks import (
     WebhookDelivery,
     WebhookDeliveryState,
@@ -51,6 +52,7 @@ __all__ = [
     "Project",
     "Region",
     "Seller",
+    "Task",
     "User",
     "UserActionEvent",
     "UserActionResource",
