@@ -5,15 +5,38 @@ worker process writes its values to files in PROMETHEUS_MULTIPROC_DIR (set by `s
 before anything imports prometheus_client, see multiproc.py), and /metrics adds them up
 (web/metrics_page.py). Gauges that describe one process (its requests' turns at the pool)
 count only live processes (``livesum``): a worker that stops is forgotten.
+
+Every counter shows a sample from the start, 0 until its first event, so that an alert
+(``rate(...) > 0``, ``increase(...)``) can be written and tried before anything has
+happened: a counter without labels has its sample at once, and a labelled one gets each
+label value it can take here, once, when it is defined (``_from_zero``). The request
+counter is the exception: its labels are the requests themselves (route, method,
+status), so its series appear with them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 # A `_created` series beside every counter doubles what is stored and scraped for a
 # figure Prometheus does not need (and multiprocess mode never has).
 disable_created_metrics()
+
+# The label values the labelled counters can take. The dispatcher's queues are named
+# after the kinds (events/dispatcher.py, AMQP and WEBHOOK), the throttle's limits after
+# the limits (auth/throttle.py); tests/web/test_metrics_from_zero.py checks both.
+SUBSCRIPTION_KINDS = ("amqp", "webhook")
+THROTTLE_LIMITS = ("auth_failures", "api_key")
+
+
+def _from_zero(counter: Counter, values: Iterable[str]) -> Counter:
+    """Makes the counter's series for each label value now, at 0 (one label)."""
+    for value in values:
+        counter.labels(value)
+    return counter
+
 
 REQUESTS = Counter(
     "cloudadmin_http_requests",
@@ -43,15 +66,21 @@ DB_REQUESTS_WAITING = Gauge(
     multiprocess_mode="livesum",
 )
 
-EVENT_DELIVERIES = Counter(
-    "cloudadmin_event_deliveries",
-    "Events delivered to subscribers, by kind of subscription.",
-    ["kind"],
+EVENT_DELIVERIES = _from_zero(
+    Counter(
+        "cloudadmin_event_deliveries",
+        "Events delivered to subscribers, by kind of subscription.",
+        ["kind"],
+    ),
+    SUBSCRIPTION_KINDS,
 )
-EVENT_DELIVERY_FAILURES = Counter(
-    "cloudadmin_event_delivery_failures",
-    "Failed delivery attempts (one per batch that failed), by kind of subscription.",
-    ["kind"],
+EVENT_DELIVERY_FAILURES = _from_zero(
+    Counter(
+        "cloudadmin_event_delivery_failures",
+        "Failed delivery attempts (one per batch that failed), by kind of subscription.",
+        ["kind"],
+    ),
+    SUBSCRIPTION_KINDS,
 )
 # The dispatcher's watchdog (events/dispatcher.py): per process, the live ones only.
 DISPATCHER_ACTIVE = Gauge(
@@ -76,10 +105,13 @@ MAIL_FAILURES = Counter("cloudadmin_mail_failures", "Failed attempts to send an 
 AUTH_FAILURES = Counter(
     "cloudadmin_auth_failures", "Refused authentications (token_not_valid answers)."
 )
-THROTTLED = Counter(
-    "cloudadmin_throttled_requests",
-    "Requests answered 429, by the limit they were past.",
-    ["limit"],
+THROTTLED = _from_zero(
+    Counter(
+        "cloudadmin_throttled_requests",
+        "Requests answered 429, by the limit they were past.",
+        ["limit"],
+    ),
+    THROTTLE_LIMITS,
 )
 THROTTLE_UNCHECKED = Counter(
     "cloudadmin_throttle_unchecked",
