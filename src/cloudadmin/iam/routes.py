@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from cloudadmin.iam.activity_log.endpoints import router as activity_log_router
 from cloudadmin.iam.api_tokens.endpoints import router as api_tokens_router
+from cloudadmin.iam.api_tokens.endpoints_v2 import router as api_tokens_v2_router
 from cloudadmin.iam.client_users.endpoints import router as client_users_router
 from cloudadmin.iam.clients.endpoints import router as clients_router
 from cloudadmin.iam.reselling.branding.endpoints import router as branding_router
@@ -22,4 +23,5 @@ routers: list[APIRouter] = [
     notifications_router,
     activity_log_router,
     api_tokens_router,
+    api_tokens_v2_router,
 ]

@@ -18,6 +18,35 @@ from cloudadmin.web.route import ApiRoute
 router = APIRouter(route_class=ApiRoute, tags=["API Tokens"])
 
 TokenId = Annotated[Id32, Path(description="API token id.")]
+RoleQuery = Annotated[
+    str | None,
+    Query(
+        max_length=100,
+        description="Group id or name: 1 or Administrators, 2 or Users, "
+        "5 or Engineers, 3009, 3022.",
+    ),
+]
+IssuedBy = Annotated[Id32Filter | None, Query(description="Only the tokens issued by this user.")]
+NotIssuedBy = Annotated[
+    Id32Filter | None, Query(description="Only the tokens issued by anyone but this user.")
+]
+DeletedQuery = Annotated[
+    bool,
+    Query(description="true: only deleted tokens; false (default): only tokens not deleted."),
+]
+
+
+def token_filter(
+    role: str | None, issued_by: int | None, not_issued_by: int | None, deleted: bool
+) -> TokenFilter:
+    """The list's query parameters (v1 and v2 alike); an unknown role matches nothing."""
+    role_id = service.resolve_role(role) if role is not None else None
+    return TokenFilter(
+        role_id=role_id if role is None or role_id is not None else 0,
+        issued_by=issued_by,
+        not_issued_by=not_issued_by,
+        deleted=deleted,
+    )
 
 
 @router.get("/iam/clients/{clientId}/tokens", summary="List the API tokens of an account")
@@ -25,34 +54,14 @@ async def list_api_tokens(
     clientId: ClientId,
     session: Session,
     caller: CurrentCaller,
-    role: Annotated[
-        str | None,
-        Query(
-            max_length=100,
-            description="Group id or name: 1 or Administrators, 2 or Users, "
-            "5 or Engineers, 3009, 3022.",
-        ),
-    ] = None,
-    issued_by: Annotated[
-        Id32Filter | None, Query(description="Only the tokens issued by this user.")
-    ] = None,
-    not_issued_by: Annotated[
-        Id32Filter | None, Query(description="Only the tokens issued by anyone but this user.")
-    ] = None,
-    deleted: Annotated[
-        bool,
-        Query(description="true: only deleted tokens; false (default): only tokens not deleted."),
-    ] = False,
+    role: RoleQuery = None,
+    issued_by: IssuedBy = None,
+    not_issued_by: NotIssuedBy = None,
+    deleted: DeletedQuery = False,
 ) -> list[ApiToken]:
     """Administrators (and resellers, operators) see every token of the account, members
     only those they issued. Never shows a token's secret."""
-    role_id = service.resolve_role(role) if role is not None else None
-    flt = TokenFilter(
-        role_id=role_id if role is None or role_id is not None else 0,
-        issued_by=issued_by,
-        not_issued_by=not_issued_by,
-        deleted=deleted,
-    )
+    flt = token_filter(role, issued_by, not_issued_by, deleted)
     return await service.list_tokens(session, caller, clientId, flt)
 
 
