@@ -86,8 +86,10 @@ async def record(
     action_data: dict[str, Any],
     project_id: int | None = None,
     region_id: int | None = None,
+    task_id: str | None = None,
 ) -> UserActionEvent:
     """Adds one event to the outbox; ``action_data`` (the changed fields) is redacted.
+    ``task_id``: the task that makes the change, for a change that answers one.
 
     The event is owed to the account's own subscription and, when the account's
     reseller subscribed with ``receive_child_client_events``, to the reseller's too;
@@ -107,9 +109,9 @@ async def record(
         "api_group": api_group,
         "action_type": action_type,
         "action_data": redact(action_data),
-        # Every action here completes inside its request: no task runs it, nothing is
-        # priced, and the record is whole when it is written.
-        "task_id": None,
+        # Nothing is priced, and the record is whole when it is written (a change that
+        # a task makes is recorded when it is asked for, with its task).
+        "task_id": task_id,
         "user_agent": actor.user_agent,
         "source_user_ip": actor.source_ip,
         "is_complete": True,

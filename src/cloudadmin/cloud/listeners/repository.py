@@ -68,3 +68,23 @@ async def rename_if_unlocked(
     )
     result = await session.execute(stmt)
     return bool(rows_matched(result))
+
+
+async def lock_if_unlocked(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str, task_id: str
+) -> bool:
+    """One conditional UPDATE, like :func:`rename_if_unlocked`: the task takes the lock
+    only while nobody holds it."""
+    stmt = (
+        update(Listener)
+        .where(
+            Listener.id == listener_id,
+            Listener.project_id == project_id,
+            Listener.region_id == region_id,
+            Listener.task_id.is_(None),
+        )
+        .values(task_id=task_id)
+        .execution_options(synchronize_session=False)
+    )
+    result = await session.execute(stmt)
+    return bool(rows_matched(result))

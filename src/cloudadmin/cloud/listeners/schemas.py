@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from uuid import UUID
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, IPvAnyNetwork, StringConstraints
 
 from cloudadmin.kit.body import LenientBody
 
@@ -24,6 +25,57 @@ class ListenerRename(LenientBody):
     """Body of PATCH: the new name (required)."""
 
     name: ListenerName = Field(description="3-63 characters matching " + NAME_PATTERN)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+class ListenerPatch(LenientBody):
+    """Body of the v2 PATCH (the provider's ``PatchLbListenerSerializer``): the fields to
+    change, each optional; a field left out keeps its value."""
+
+    # Not nullable, and left out when not given (exclude_unset): no default to document.
+    admin_state_up: bool = Field(  # type: ignore[assignment]  # None: not given
+        default=None,
+        description="Only true: listeners cannot be disabled here (false ends the task in ERROR).",
+        json_schema_extra=_no_default,
+    )
+    allowed_cidrs: list[IPvAnyNetwork] | None = Field(
+        default=None, max_length=100, description="Networks allowed to connect; null: any."
+    )
+    connection_limit: int = Field(  # type: ignore[assignment]  # None: not given
+        default=None,
+        ge=-1,
+        le=1_000_000,
+        description="Simultaneous connections; -1 is the default, 100000.",
+        json_schema_extra=_no_default,
+    )
+    name: ListenerName = Field(  # type: ignore[assignment]  # None: not given
+        default=None,
+        description="3-63 characters matching " + NAME_PATTERN,
+        json_schema_extra=_no_default,
+    )
+    secret_id: UUID | None = Field(
+        default=None, description="PKCS12 secret (TERMINATED_HTTPS and PROMETHEUS listeners)."
+    )
+    sni_secret_id: list[UUID] | None = Field(
+        default=None, description="SNI secrets (TERMINATED_HTTPS and PROMETHEUS listeners)."
+    )
+    timeout_client_data: TimeoutMs | None = None
+    timeout_member_connect: TimeoutMs | None = Field(
+        default=None, json_schema_extra={"deprecated": True}
+    )
+    timeout_member_data: TimeoutMs | None = Field(
+        default=None, json_schema_extra={"deprecated": True}
+    )
+    user_list: list[ListenerUser] | None = Field(
+        default=None, max_length=3, description="At most 3 users; null: none."
+    )
+
+    def changes(self) -> dict[str, Any]:
+        """The fields given, as JSON values (the task's ``data``)."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class ListenerStats(BaseModel):

@@ -1,7 +1,10 @@
 """Listeners: any user of the owning account reads, administrators and engineers
-rename (docs/access.md); a listener locked by a task cannot be renamed."""
+change them (docs/access.md): the v1 PATCH renames within its request, the v2 PATCH
+starts a task (cloud/tasks). A listener locked by a task cannot be changed."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -9,7 +12,10 @@ from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud import scoping
 from cloudadmin.cloud.listeners import repository
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerStats, ListenerUser
+from cloudadmin.cloud.listeners.task import TASK_TYPE
 from cloudadmin.cloud.scoping import RegionPath
+from cloudadmin.cloud.tasks import service as tasks
+from cloudadmin.cloud.tasks.schemas import TaskIds
 from cloudadmin.db.models import Listener as ListenerRow
 from cloudadmin.errors import Conflict, NotFound
 from cloudadmin.events import user_actions
@@ -58,6 +64,20 @@ async def _found(
     return row
 
 
+async def _refuse_locked(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str
+) -> None:
+    """After a conditional UPDATE wrote nothing: either a task holds the lock or the row
+    went away meanwhile."""
+    current = await _found(session, project_id, region_id, listener_id)
+    if current.task_id is not None:
+        raise Conflict(
+            f"Listener {listener_id} is locked by task {current.task_id}; "
+            "retry when the task has finished."
+        )
+    raise NotFound("Listener not found.")  # pragma: no cover - deleted concurrently
+
+
 async def get(
     session: AsyncSession,
     caller: Caller,
@@ -101,14 +121,7 @@ async def rename(
     if not await repository.rename_if_unlocked(
         session, project.id, at.region_id, listener_id, name
     ):
-        # Nothing written: either a task holds the lock or the row went away meanwhile.
-        current = await _found(session, project.id, at.region_id, listener_id)
-        if current.task_id is not None:
-            raise Conflict(
-                f"Listener {listener_id} is locked by task {current.task_id}; "
-                "retry when the task has finished."
-            )
-        raise NotFound("Listener not found.")  # pragma: no cover - deleted concurrently
+        await _refuse_locked(session, project.id, at.region_id, listener_id)
     row = await _found(session, project.id, at.region_id, listener_id)
     await user_actions.record(
         session,
@@ -123,3 +136,48 @@ async def rename(
         region_id=at.region_id,
     )
     return _out(row, show_stats=False)
+
+
+async def start_update(
+    session: AsyncSession,
+    actor: Actor,
+    at: RegionPath,
+    listener_id: str,
+    changes: dict[str, Any],
+) -> TaskIds:
+    """The v2 PATCH: locks the listener with a new RUNNING task that holds ``changes``;
+    the task runner applies them once this transaction has committed."""
+    caller = actor.caller
+    project = await scoping.visible_project(session, caller, at.project_id)
+    row = await _found(session, project.id, at.region_id, listener_id)
+    name = changes.get("name") or row.name
+    scoping.require_admin_or_engineer(caller)
+    task_id = tasks.new_task_id()
+    if not await repository.lock_if_unlocked(
+        session, project.id, at.region_id, listener_id, task_id
+    ):
+        await _refuse_locked(session, project.id, at.region_id, listener_id)
+    await tasks.open_task(
+        session,
+        actor,
+        task_id,
+        TASK_TYPE,
+        project=project,
+        region_id=at.region_id,
+        resource_id=listener_id,
+        data=changes,
+    )
+    await user_actions.record(
+        session,
+        actor,
+        action_type="update",
+        api_group="lblistener",
+        resources=[Resource("lblistener", listener_id, search_field=name)],
+        client_id=project.client_id,
+        reseller_id=project.reseller_id,
+        action_data=changes,
+        project_id=project.id,
+        region_id=at.region_id,
+        task_id=task_id,
+    )
+    return TaskIds(tasks=[task_id])

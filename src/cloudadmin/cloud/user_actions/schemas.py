@@ -90,7 +90,10 @@ class UserAction(BaseModel):
     action_data: dict[str, Any] | None = Field(
         description="The fields the request changed; secrets are replaced by `***`."
     )
-    task_id: str | None = Field(description="Always null: no task runs these actions.")
+    task_id: str | None = Field(
+        description="The task that makes the change (a listener's v2 PATCH); null for an "
+        "action complete within its request."
+    )
     user_agent: str | None
     source_user_ip: str | None
     acknowledged: bool = Field(
