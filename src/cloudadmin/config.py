@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     database_url: str | None = None
     secret_key: SecretStr | None = None
+    # Keys that encrypted stored secrets before CLOUDADMIN_SECRET_KEY, comma-separated:
+    # still tried for decryption, never used to encrypt; `cloudadmin rotate-secrets`
+    # moves every stored secret to the current key (docs/operations.md).
+    secret_keys_old: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     log_level: str = "INFO"
     log_format: LogFormat = LogFormat.text
     max_json_body_bytes: int = 1024 * 1024
@@ -118,6 +122,10 @@ class Settings(BaseSettings):
     max_image_pixels: int = Field(default=2048 * 2048, ge=1)
     # Hours an Idempotency-Key and its answer are kept.
     idempotency_ttl_hours: float = Field(default=24, gt=0)
+    # Where people reach the control panel (scheme, host, optional path), for the links
+    # mailed to them (an invitation's set-password link) when the reseller's branding
+    # names no domain; unset: the address the request that made the link was sent to.
+    public_base_url: str | None = None
 
     # --- Observability (docs/configuration.md) ---
     # Serve Prometheus metrics at /metrics, without an API key (scraped by operators;
@@ -176,6 +184,13 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @field_validator("secret_keys_old", mode="before")
+    @classmethod
+    def _comma_separated_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     @field_validator("metrics_bearer_token", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
@@ -229,6 +244,12 @@ class Settings(BaseSettings):
                 with os.fdopen(fd, "w") as fh:
                     fh.write(secrets.token_urlsafe(48))
         return path.read_text().strip()
+
+    def secret_keys(self) -> list[str]:
+        """The current key (``resolved_secret_key``), then the previous ones: a secret
+        box decrypts under any of them and encrypts under the first."""
+        old = [key.get_secret_value() for key in self.secret_keys_old]
+        return [self.resolved_secret_key(), *old]
 
 
 @lru_cache

@@ -9,7 +9,7 @@ import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 _password_hasher = PasswordHasher()
 
@@ -57,11 +57,14 @@ def new_api_secret() -> str:
 
 
 class SecretBox:
-    """Authenticated symmetric encryption (Fernet) under a key derived from the secret key."""
+    """Authenticated symmetric encryption (Fernet) under keys derived from the secret
+    key and, for decryption only, from the previous ones (``Settings.secret_keys``:
+    ``SecretBox(*settings.secret_keys())``), so that the key can be changed while the
+    stored secrets are re-encrypted (``rotate``)."""
 
-    def __init__(self, secret_key: str) -> None:
-        digest = hashlib.sha256(b"cloudadmin-secretbox-v1:" + secret_key.encode()).digest()
-        self._fernet = Fernet(base64.urlsafe_b64encode(digest))
+    def __init__(self, secret_key: str, *previous: str) -> None:
+        self._current = _fernet(secret_key)
+        self._fernet = MultiFernet([self._current, *(_fernet(key) for key in previous)])
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
@@ -71,3 +74,24 @@ class SecretBox:
             return self._fernet.decrypt(token.encode()).decode()
         except InvalidToken as exc:  # wrong CLOUDADMIN_SECRET_KEY or corrupted value
             raise ValueError("stored secret cannot be decrypted with this secret key") from exc
+
+    def is_current(self, token: str) -> bool:
+        """Encrypted under the current key already."""
+        try:
+            self._current.decrypt(token.encode())
+        except InvalidToken:
+            return False
+        return True
+
+    def rotate(self, token: str) -> str:
+        """The same secret encrypted under the current key; ValueError when no key of
+        this box decrypts it."""
+        try:
+            return self._fernet.rotate(token.encode()).decode()
+        except InvalidToken as exc:
+            raise ValueError("stored secret cannot be decrypted with any secret key") from exc
+
+
+def _fernet(secret_key: str) -> Fernet:
+    digest = hashlib.sha256(b"cloudadmin-secretbox-v1:" + secret_key.encode()).digest()
+    return Fernet(base64.urlsafe_b64encode(digest))
