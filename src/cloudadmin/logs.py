@@ -29,6 +29,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str)
 
 
+def command_line(log_format: LogFormat, message: str, *, level: str = "info") -> str:
+    """What a command says of itself (the database it works on, a problem at start,
+    what it did), in the log format: the message alone for people, or the record
+    JsonFormatter writes, so that with CLOUDADMIN_LOG_FORMAT=json every line a command
+    writes to stderr is JSON, before logging is configured too."""
+    if log_format is not LogFormat.json:
+        return message
+    record = logging.makeLogRecord(
+        {"name": "cloudadmin.cli", "levelname": level.upper(), "msg": message}
+    )
+    return JsonFormatter().format(record)
+
+
 class RedactAccessQuery(logging.Filter):
     """Masks secret query parameters (``?password=``) in uvicorn's access log lines, as
     the activity log does (kit/redact.py). uvicorn logs ``(client, method, path with

@@ -14,6 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import ValidationError
 from sqlalchemy import text
@@ -153,10 +154,61 @@ async def _connect_once(settings: Settings) -> None:
         await engine.dispose()
 
 
-def preflight(settings: Settings, *, wait_seconds: float, report: Report) -> None:
-    """The settings checked, then the database reached (waiting up to ``wait_seconds``)."""
+def preflight(
+    settings: Settings, *, wait_seconds: float, report: Report, create: bool = True
+) -> None:
+    """The settings checked, then the database reached (waiting up to ``wait_seconds``).
+
+    Without ``create`` (every command but migrate, load and serve) a SQLite file that is
+    not there is a StartupError before anything is opened: a command that reads or
+    changes data never makes an empty database to work on. (A PostgreSQL database that
+    does not exist is refused by the server.)"""
+    if not create:  # before the embedded default's secret key is generated, too
+        _require_sqlite_file(settings)
     check_settings(settings)
     asyncio.run(wait_for_database(settings, wait_seconds, report))
+
+
+def _require_sqlite_file(settings: Settings) -> None:
+    from cloudadmin.db.engine import is_sqlite_url
+
+    url = settings.effective_database_url
+    try:
+        path = make_url(url).database if is_sqlite_url(url) else None
+    except (ArgumentError, ValueError):  # check_settings says what is wrong with it
+        return
+    if not path or path == ":memory:" or Path(path).exists():
+        return
+    hint = ""
+    demo = settings.data_dir / "demo.db"
+    if settings.uses_embedded_default and not settings.demo and demo.exists():
+        hint = f" (the demo's database is {demo}: set CLOUDADMIN_DEMO=true to use it)"
+    raise StartupError(
+        f"the database {describe_url(url)} does not exist{hint}; name yours with "
+        f"CLOUDADMIN_DATABASE_URL, or create it with 'cloudadmin migrate'"
+    )
+
+
+def require_schema(settings: Settings) -> None:
+    """The database's schema is this version's: a command that is not migrate, load or
+    serve works only on a migrated database, and never migrates it (a deployment
+    migrates once, before its processes start; docs/deployment.md)."""
+    from cloudadmin.db.migrate import current_revision, head_revision
+
+    url = settings.effective_database_url
+    try:
+        found = current_revision(url)
+    except Exception as exc:
+        if not (isinstance(exc, OSError) or is_unavailable(exc)):
+            raise
+        raise StartupError(
+            f"cannot read the schema of the database {describe_url(url)}: {_reason(exc)}"
+        ) from None
+    wanted = head_revision()
+    if found == wanted:
+        return
+    state = "has no schema" if found is None else f"has schema revision {found}, not {wanted}"
+    raise StartupError(f"the database {describe_url(url)} {state}: run 'cloudadmin migrate' first")
 
 
 def migrate(settings: Settings) -> None:

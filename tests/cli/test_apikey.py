@@ -18,6 +18,7 @@ from cloudadmin.cli import app
 from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.models import ApiKey
 from cloudadmin.importer import load_into
+from cloudadmin.startup import describe_url
 from tests.importer.documents import example
 
 
@@ -48,8 +49,15 @@ async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
             get_settings.cache_clear()
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
+        # A command that reaches the database names it first (tests/cli/test_database.py);
+        # the rest of stderr is what each test judges.
+        stderr = result.stderr
+        named = f"database: {describe_url(env['CLOUDADMIN_DATABASE_URL'])}\n"
+        if stderr.startswith("database: "):
+            assert stderr.startswith(named), stderr
+            stderr = stderr[len(named) :]
         return subprocess.CompletedProcess(
-            ["cloudadmin", "apikey", *args], result.exit_code, result.stdout, result.stderr
+            ["cloudadmin", "apikey", *args], result.exit_code, result.stdout, stderr
         )
 
     return await asyncio.to_thread(run)

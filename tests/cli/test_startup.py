@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
+from cloudadmin.startup import describe_url
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 from tests.servers import free_port, wait_until_healthy
 
@@ -409,7 +410,12 @@ class TestWaitForDatabase:
         lines = stderr.rest()
         assert first.startswith("database not reachable yet (attempt 1,")
         assert f"127.0.0.1:{port}" in first and "***" in first
-        assert all(line.startswith("database not reachable yet (attempt ") for line in lines)
+        # The attempts, then the database it works on (tests/cli/test_database.py).
+        *attempts, named = lines
+        assert all(line.startswith("database not reachable yet (attempt ") for line in attempts)
+        assert (
+            named == f"database: {describe_url(url.replace('postgresql:', 'postgresql+asyncpg:'))}"
+        )
         assert f":{password}@" not in "\n".join(lines)
         assert proc.stdout is not None and "schema up to date" in proc.stdout.read()
         assert table_exists(pg_fresh, "alembic_version")
@@ -539,6 +545,8 @@ class TestShutdownGrace:
 
     def test_worker_stops_on_sigterm(self, tmp_path: Path):
         env = base_env(tmp_path, database_url=f"sqlite:///{tmp_path}/worker.db")
+        # The worker works on a migrated database only (tests/cli/test_database.py).
+        assert cli("migrate", env=env).returncode == 0
         proc = subprocess.Popen(
             [sys.executable, "-m", "cloudadmin", "worker"],
             env=env,
