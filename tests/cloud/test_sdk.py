@@ -19,6 +19,8 @@ from gcore import AsyncGcore
 from gcore.types.cloud.audit_log_entry import AuditLogEntry
 from gcore.types.cloud.lifecycle_policy import LifecyclePolicy
 from gcore.types.cloud.load_balancer_listener_detail import LoadBalancerListenerDetail
+from gcore.types.cloud.task import Task
+from gcore.types.cloud.task_id_list import TaskIDList
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.events.user_actions import Resource
@@ -163,6 +165,53 @@ async def list_user_actions(
     return [*page.results, *walked, *only.results]
 
 
+@case("PATCH", "/cloud/v2/lblisteners/{project_id}/{region_id}/{listener_id}")
+async def update_listener(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    ids = await sdk.cloud.load_balancers.listeners.update(lid, name="web-2")
+    got = await sdk.cloud.load_balancers.listeners.update_and_poll(lid, name="web-3")
+    assert got.name == "web-3"
+    return [ids, got]
+
+
+@case("GET", "/cloud/v1/tasks")
+async def list_tasks(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    await sdk.cloud.load_balancers.listeners.update(lid, name="web-4")
+    await sdk.cloud.load_balancers.listeners.update(lid, admin_state_up=False)  # ERROR
+    page = await sdk.cloud.tasks.list()
+    assert [t.state for t in page.results] == ["ERROR", "FINISHED"]
+    return list(page.results)
+
+
+@case("GET", "/cloud/v1/tasks/{task_id}")
+async def read_task(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    ids = await sdk.cloud.load_balancers.listeners.update(lid, name="web-5")
+    return [await sdk.cloud.tasks.get(ids.tasks[0])]
+
+
+@case("POST", "/cloud/v1/tasks/{task_id}/acknowledge")
+async def acknowledge_task(sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    ids = await sdk.cloud.load_balancers.listeners.update(lid, name="web-6")
+    got = await sdk.cloud.tasks.acknowledge_one(ids.tasks[0])
+    assert got.acknowledged_at is not None
+    return [got]
+
+
+@case("POST", "/cloud/v1/tasks/acknowledge_all")
+async def acknowledge_all_tasks(
+    sdk: AsyncGcore, cl: CloudLandscape, session: AsyncSession
+) -> list[Any]:
+    lid = await make_listener(session, cl.project, cl.region)
+    await sdk.cloud.load_balancers.listeners.update(lid, name="web-7")
+    assert await sdk.cloud.tasks.acknowledge_all() is None
+    page = await sdk.cloud.tasks.list(is_acknowledged=True)
+    assert page.count == 1
+    return list(page.results)
+
+
 CLOUD = [op for op in OURS if op[1].startswith("/cloud/")]
 
 
@@ -185,6 +234,6 @@ async def test_sdk_reads_the_answer(
     parsed = await CASES[op](sdk, cl, session)
     assert parsed
     for model in parsed:
-        assert isinstance(model, LoadBalancerListenerDetail | LifecyclePolicy | AuditLogEntry), (
-            type(model)
-        )
+        assert isinstance(
+            model, LoadBalancerListenerDetail | LifecyclePolicy | AuditLogEntry | Task | TaskIDList
+        ), type(model)
