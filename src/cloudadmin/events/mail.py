@@ -127,6 +127,48 @@ async def enqueue_deletion_request(session: AsyncSession, account: Client, user_
     )
 
 
+# A mail whose body holds a secret (a set-password link) is stored encrypted (SecretBox)
+# and decrypted only to be sent: the outbox table never holds a usable link.
+INVITATION = "invitation"
+SEALED_KINDS = frozenset({INVITATION})
+
+
+async def enqueue_invitation(
+    session: AsyncSession,
+    box: SecretBox,
+    *,
+    reseller_id: int,
+    recipient: str,
+    company: str,
+    brand: str | None,
+    link: str,
+    valid_hours: int,
+) -> MailMessage:
+    """Queues the invitation of a new user to an account: the link that sets the user's
+    password, sent through the reseller's mail server (docs/iam.md, "Invitations")."""
+    where = f"{company} on {brand}" if brand else company
+    now = utcnow()
+    message = MailMessage(
+        kind=INVITATION,
+        reseller_id=reseller_id,
+        recipients=[recipient],
+        subject=f"You are invited to {where}",
+        body=box.encrypt(
+            f"You have been invited to the account {where}.\n\n"
+            f"Set your password to sign in:\n{link}\n\n"
+            f"The link works once, within {valid_hours} hours. If you did not expect this "
+            "invitation, ignore this mail.\n"
+        ),
+        created_at=now,
+        next_attempt_at=now,
+        attempts=0,
+        sent=False,
+    )
+    session.add(message)
+    await outbox_written(session)
+    return message
+
+
 async def note_failed_login(
     sessions: async_sessionmaker[AsyncSession], *, key_id: int, account_id: int, source_ip: str
 ) -> None:
@@ -186,7 +228,8 @@ class MailSender:
         mail["From"] = sender or server.get("login") or f"noreply@{server['host']}"
         mail["To"] = ", ".join(message.recipients)
         mail["Subject"] = message.subject
-        mail.set_content(message.body)
+        sealed = message.kind in SEALED_KINDS
+        mail.set_content(self.secret_box.decrypt(message.body) if sealed else message.body)
         port = int(server.get("port") or 25)
         tls = bool(server.get("tls"))
         try:

@@ -1,4 +1,5 @@
-"""POST /iam/users ; the account's users: list, read, PATCH, DELETE."""
+"""POST /iam/users ; the account's users: list, read, PATCH, DELETE ; invitations:
+POST /iam/clients/invite_user and the link's POST /iam/auth/set-password."""
 
 from __future__ import annotations
 
@@ -6,9 +7,19 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
-from cloudadmin.iam.users import manage, service
-from cloudadmin.iam.users.schemas import User, UserCreate, UserCreated, UserPage, UserPatch
+from cloudadmin.auth.deps import AppSecretBox, CurrentActor, CurrentCaller, Session, WriteSession
+from cloudadmin.iam.users import invitations, manage, service
+from cloudadmin.iam.users.link_deps import LinkBase, SetPasswordTokensDep, note_refused_token
+from cloudadmin.iam.users.schemas import (
+    InviteUser,
+    SetPassword,
+    User,
+    UserCreate,
+    UserCreated,
+    UserInvited,
+    UserPage,
+    UserPatch,
+)
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import WholeListPage
 from cloudadmin.web.idempotency import Idempotent
@@ -70,3 +81,40 @@ async def delete_user(userId: UserId, session: Session, actor: CurrentActor) -> 
     """Resellers and operators: marks the user deleted; its API keys stop authenticating
     at once. A caller cannot delete its own user."""
     await manage.delete(session, actor, userId)
+
+
+@router.post("/iam/clients/invite_user", summary="Invite new user")
+async def invite_user(
+    body: InviteUser,
+    session: Session,
+    actor: CurrentActor,
+    idempotency: Idempotent,
+    tokens: SetPasswordTokensDep,
+    box: AppSecretBox,
+    base_url: LinkBase,
+) -> UserInvited:
+    """Creates the user in `client_id`'s account, not activated and without a password,
+    and mails it a link that sets its password (once, within 24 hours), through the
+    reseller's mail server. Who may: as for creating a user of that account. Inviting
+    again a user who has not set its password yet mails a new link."""
+    return await invitations.invite(
+        session, actor, body, idempotency, tokens=tokens, box=box, base_url=base_url
+    )
+
+
+@router.post(
+    "/iam/auth/set-password",
+    summary="Set a password with a link's token",
+    **answers(204, "The password is set; the token is used up."),
+)
+async def set_user_password(
+    request: Request, body: SetPassword, session: WriteSession, tokens: SetPasswordTokensDep
+) -> None:
+    """Public (no API key): the token of an invitation's link and the new password (the
+    rules of user creation). A token works once and for 24 hours; a used, expired or
+    unknown one is a 400 naming `token`."""
+    try:
+        await invitations.set_password(session, tokens, body)
+    except invitations.TokenRefused:
+        await note_refused_token(request)
+        raise

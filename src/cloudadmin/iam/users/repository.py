@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
@@ -24,13 +24,14 @@ async def add_user(
     group: Group,
     *,
     email: str,
-    password: str,
+    password: str | None,
     name: str | None = None,
     phone: str | None = None,
     lang: str = "en",
 ) -> User:
     """An activated user who may authenticate at once (with a key created for it). Only
-    a hash of ``password`` is stored; a reseller account's users are of type reseller."""
+    a hash of ``password`` is stored; a reseller account's users are of type reseller.
+    Without a password (an invitation), the user is not activated until it sets one."""
     user = User(
         email=email,
         name=name,
@@ -39,19 +40,33 @@ async def add_user(
         company=account.company_name,
         client_id=account.id,
         deleted=False,
-        activated=True,
+        activated=password is not None,
         sso_auth=False,
         two_fa=False,
         auth_types=["password"],
         user_type="reseller" if account.is_reseller else "common",
         is_active=True,
         superuser=False,
-        password_hash=hash_password(password),
+        password_hash=hash_password(password) if password is not None else None,
         groups=[group],
     )
     session.add(user)
     await session.flush()
     return user
+
+
+async def by_email(session: AsyncSession, email: str) -> User | None:
+    """The user whose login is ``email`` (letter case aside), deleted or not."""
+    stmt = select(User).where(func.lower(User.email) == email.lower())
+    return (await session.execute(stmt.limit(1))).scalar_one_or_none()
+
+
+async def for_new_password(session: AsyncSession, user_id: int) -> User | None:
+    """A live user of a live account, locked until the transaction ends: of two requests
+    with one set-password token, the second finds the password the first set."""
+    stmt = _live_users().where(User.id == user_id)
+    row = (await session.execute(locking.for_change(stmt, User))).first()
+    return None if row is None else row[0]
 
 
 def _live_users() -> Select[User, Client]:

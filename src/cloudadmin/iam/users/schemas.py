@@ -19,6 +19,7 @@ from cloudadmin.iam.clients.schemas import (
 )
 from cloudadmin.iam.users.countries import COUNTRY_CODES
 from cloudadmin.kit.body import LenientBody
+from cloudadmin.kit.ints import Int32
 from cloudadmin.kit.omit import Omittable, PartialUpdate
 from cloudadmin.kit.page_model import LinkedPage
 
@@ -119,3 +120,34 @@ class UserPatch(PartialUpdate):
         if len(value) != len(set(value)):
             raise ValueError("Each auth type may appear only once.")
         return value
+
+
+class GroupIn(LenientBody):
+    """The provider's Group: the id, the name, or both (which must agree)."""
+
+    id: Int32 | None = Field(default=None, description="Group id: 1, 2, 5, 3009 or 3022.")
+    name: str | None = Field(default=None, max_length=100, description="Group name.")
+
+
+class InviteUser(LenientBody):
+    """The provider's InviteUserRequest."""
+
+    email: Email = Field(description="The invited user's e-mail address (its login).")
+    user_role: GroupIn = Field(description="The user's group in the account.")
+    client_id: AccountId = Field(description="The account the user is invited to.")
+    lang: Lang = Field(default="en", description="The user's language.")
+    name: Text255 | None = Field(default=None, description="The user's name.")
+
+
+class UserInvited(BaseModel):
+    """The provider's InviteUserResponseSchema."""
+
+    status: Literal["sent"] = Field(description="The invitation mail is queued.")
+    user_id: int = Field(description="The invited user.")
+
+
+class SetPassword(LenientBody):
+    token: str = Field(
+        max_length=100, description="The token of the set-password link (its `token` parameter)."
+    )
+    password: Password
