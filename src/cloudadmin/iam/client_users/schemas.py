@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from cloudadmin.iam.clients.schemas import Email, Text255
 from cloudadmin.iam.users.schemas import Password
 from cloudadmin.kit.body import LenientBody
-from cloudadmin.kit.page_model import absent
+from cloudadmin.kit.omit import omitted
 
 
 class Role(BaseModel):
@@ -58,7 +57,7 @@ class UserGroup(BaseModel):
     """The provider's UserRole as GET answers it: the user's group in the account
     (left out for a user in no group)."""
 
-    user_role: Role | SkipJsonSchema[None] = Field(default=None, exclude_if=absent)
+    user_role: Role | None = omitted()
 
 
 class UserGroupChange(LenientBody):
