@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,3 +46,14 @@ def test_expires_says_its_units() -> None:
     for unit in ("s (seconds)", "m (minutes)", "h (hours)", "d (days)", "w (weeks)"):
         assert unit in text, text
     assert "midnight UTC" in text
+
+
+def test_the_readme_table_names_every_command() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    groups = {path[:-1] for path in PATHS if len(path) > 1}
+    for path in PATHS:
+        if path and path not in groups:
+            assert f"| `cloudadmin {' '.join(path)}" in readme or (
+                f"/ `cloudadmin {' '.join(path)}" in readme
+            ), f"README.md's command table lacks `cloudadmin {' '.join(path)}`"
+    assert "CLOUDADMIN_DATABASE_URL" in readme and "CLOUDADMIN_DEMO=true" in readme
