@@ -1,4 +1,5 @@
-"""`cloudadmin export [FILE|-]`: the whole database as a document `load` reads."""
+"""`cloudadmin export [FILE|-]`: the landscape as a document `load` reads (not a backup:
+docs/operations.md, "Backup and restore")."""
 
 from __future__ import annotations
 
