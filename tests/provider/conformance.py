@@ -58,10 +58,33 @@ def _open_nullable(node: Any) -> Any:
     return out
 
 
+_PAGE_LINKS = ("next", "previous")
+
+
+def _nullable_page_links(node: Any) -> Any:
+    """A paginated envelope's ``next`` and ``previous`` (an object with ``count`` and
+    either link) are read as "or null": DRF's limit/offset pagination, the provider's
+    framework, always writes both, null at the ends, and the provider's own addendum
+    list says so; its other envelopes type them as plain strings (docs/conformance.md)."""
+    if isinstance(node, list):
+        return [_nullable_page_links(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _nullable_page_links(v) for k, v in node.items()}
+    props = out.get("properties")
+    if isinstance(props, dict) and "count" in props:
+        for link in _PAGE_LINKS:
+            if isinstance(props.get(link), dict) and props[link].get("type") == "string":
+                props[link] = {**props[link], "type": ["string", "null"]}
+    return out
+
+
 @cache
 def documents() -> dict[str, dict[str, Any]]:
     return {
-        name: _open_nullable(json.loads((HERE / f"{name}.json").read_text(encoding="utf-8")))
+        name: _nullable_page_links(
+            _open_nullable(json.loads((HERE / f"{name}.json").read_text(encoding="utf-8")))
+        )
         for name in DOCUMENTS
     }
 

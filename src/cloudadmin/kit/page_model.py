@@ -1,30 +1,20 @@
 """The provider's paginated envelope: ``{count, next, previous, results}``.
 
-The provider types ``next`` and ``previous`` as strings, not nullable: a link that does
-not exist (the first or last page, or a list asked for without ``limit``) is left out
-of the answer rather than sent as null.
+``next`` and ``previous`` are always in the answer, null where there is no such page
+(the first or last page, or a list asked for without ``limit``): what DRF's limit/offset
+pagination, the provider's framework, writes, and what a client's ``while
+page["next"]:`` reads. The provider's schemas forget ``nullable`` on most of them; its
+addendum list says "or null" (docs/conformance.md).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
-
-
-def absent(value: object) -> bool:
-    """For `Field(exclude_if=absent)`: a field without a value is left out."""
-    return value is None
-
-
-# A string, left out of the answer when there is none.
-OptionalLink = Annotated[str | SkipJsonSchema[None], Field(exclude_if=absent)]
 
 
 class LinkedPage(BaseModel):
-    """Subclasses add ``results``."""
+    """Subclasses add ``results`` (the activity log: ``result``)."""
 
     count: int = Field(description="Total number of items.")
-    next: OptionalLink = Field(default=None, description="URL of the next page.")
-    previous: OptionalLink = Field(default=None, description="URL of the previous page.")
+    next: str | None = Field(description="URL of the next page; null on the last page.")
+    previous: str | None = Field(description="URL of the previous page; null on the first page.")

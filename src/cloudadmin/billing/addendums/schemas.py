@@ -9,6 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCT_IDS, STATUSES
 from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from cloudadmin.kit.page_model import LinkedPage
 from cloudadmin.kit.timeparse import parse_date, parse_instant
 
 INT32 = (INT32_MIN, INT32_MAX)
@@ -246,8 +247,5 @@ class Addendum(BaseModel):
     )
 
 
-class AddendumPage(BaseModel):
-    count: int
-    next: str | None
-    previous: str | None
+class AddendumPage(LinkedPage):
     results: list[Addendum]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from cloudadmin.kit.omit import omitted
+from cloudadmin.kit.page_model import LinkedPage
 
 
 class ActivityLogRecord(BaseModel):
@@ -25,8 +25,7 @@ class ActivityLogRecord(BaseModel):
     user: int
 
 
-class ActivityLogPage(BaseModel):
-    count: int
+class ActivityLogPage(LinkedPage):
+    """The provider's AccountRequestsSchema: its items are under ``result``."""
+
     result: list[ActivityLogRecord]
-    next: str | None = omitted("The next page (absolute URI); absent on the last page.")
-    previous: str | None = omitted("The previous page (absolute URI); absent on the first page.")

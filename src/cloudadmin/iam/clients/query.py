@@ -10,18 +10,16 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
     EmailStr,
     Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
 )
 
 from cloudadmin.iam.clients.products import ACCOUNT_PRODUCTS
 from cloudadmin.iam.clients.schemas import Client
 from cloudadmin.kit.body import LenientBody
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
+from cloudadmin.kit.page_model import LinkedPage
 from cloudadmin.kit.timeparse import parse_instant
 
 MAX_LIMIT = 1000
@@ -204,19 +202,7 @@ class ClientListQuery(LenientBody):
         return {"true": True, "false": False}.get(self.deleted or "")
 
 
-class ClientPage(BaseModel):
-    """The provider's ClientsPaginatedArray: ``next`` and ``previous`` are optional
-    strings, so a missing link is left out rather than null."""
+class ClientPage(LinkedPage):
+    """The provider's ClientsPaginatedArray."""
 
-    count: int = Field(description="Every client that matches.")
-    next: str | None = Field(None, description="The next page; absent on the last.")
-    previous: str | None = Field(None, description="The previous page; absent on the first.")
     results: list[Client]
-
-    @model_serializer(mode="wrap")
-    def _leave_out_missing_links(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        for key in ("next", "previous"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, EmailStr, Field
 
 from cloudadmin.kit.body import LenientBody
-from cloudadmin.kit.omit import Omittable, PartialUpdate, omitted
+from cloudadmin.kit.omit import Omittable, PartialUpdate
+from cloudadmin.kit.page_model import LinkedPage
 
 NotificationType = Literal["deletion_request", "failed_login"]
 NotificationEmail = Annotated[EmailStr, Field(max_length=254)]
@@ -35,8 +36,5 @@ class NotificationSetting(BaseModel):
     enabled: bool
 
 
-class NotificationSettingPage(BaseModel):
-    count: int
-    next: str | None = omitted("The next page (absolute URI); absent on the last page.")
-    previous: str | None = omitted("The previous page (absolute URI); absent on the first page.")
+class NotificationSettingPage(LinkedPage):
     results: list[NotificationSetting]
