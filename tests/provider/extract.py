@@ -4,7 +4,8 @@ files beside this script; see README.md.
 
     PYTHONPATH=src python tests/provider/extract.py PROVIDER_DIR_OR_YAML...
 
-Given a folder, it reads the four documents named in README.md. The operations taken are
+Given a folder, it reads the four documents named in README.md (each at its commit: SOURCE's,
+or LATER's for the documents it names). The operations taken are
 those of this service's own OpenAPI plus PLANNED; each output file also lists every operation
 of its document (``index``), so a test can tell which of ours have a provider counterpart.
 """
@@ -27,6 +28,11 @@ SOURCE = {
     "folder": "api-reference/services_documented/",
     "commit": "fb52298a4bd7048edf5bd823b4847f332db66ab0",
     "date": "2026-02-26",
+}
+# Documents taken from a later commit than SOURCE's: they publish operations this service
+# serves that the earlier one lacks (iam_api.yaml: the /iam/v2/... token paths).
+LATER = {
+    "iam_api": {"commit": "b4544e8f28365723c38e56886f238013cb0d0569", "date": "2026-05-15"},
 }
 # Operations other branches add (issue 14); taken even before this service has them.
 PLANNED = {
@@ -104,7 +110,7 @@ def extract(document: dict[str, Any], wanted: set[str], name: str) -> dict[str, 
         components.setdefault(kind, {})[key] = body
         todo |= references(body)
     return {
-        "source": {**SOURCE, "file": f"{name}.yaml"},
+        "source": {**SOURCE, **LATER.get(name, {}), "file": f"{name}.yaml"},
         "openapi": document.get("openapi"),
         "index": sorted(index),
         "paths": paths,

@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.db.models import Branding
 from tests.billing.helpers import addendum_row, insert_addendums
 from tests.cloud.helpers import (
     BOX,
@@ -27,7 +28,7 @@ from tests.cloud.helpers import (
     make_prices,
 )
 from tests.events.helpers import make_subscription
-from tests.factories import auth, make_seller, make_user
+from tests.factories import auth, make_key, make_seller, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD
 from tests.iam.users_helpers import Cast, cast
 from tests.provider.conformance import assert_answer_matches, in_provider
@@ -41,6 +42,7 @@ NOT_IN_PROVIDER = {
     ("GET", "/healthz"), ("GET", "/readyz"),
     ("DELETE", "/iam/clients/{clientId}"),  # the provider documents GET and PATCH only
     ("GET", "/iam/reselling/files/{name}"),  # serves uploaded branding files
+    ("POST", "/iam/auth/set-password"),  # takes an invitation link's token (docs/iam.md)
 }  # fmt: skip
 # Operations the provider publishes that have no case, and why.
 NOT_CHECKED: dict[tuple[str, str], str] = {}
@@ -230,6 +232,91 @@ async def delete_token(client: httpx.AsyncClient, session: AsyncSession) -> list
     return [
         await client.delete(f"{url}/{tid}", headers=auth(cl.ls.client_admin))
         for tid in await used_tokens(client, cl)
+    ]
+
+
+V2_TOKENS = "/iam/v2/clients/{clientId}/tokens"
+
+
+async def v2_tokens(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> tuple[CloudLandscape, str, list[int]]:
+    """The v2 tokens' URL of the client account and two new tokens there, one used and
+    one never used (`last_usage` then the issue time); the account also holds a bare key
+    of a user in no group (role `{}`) and the landscape's keys (no name, no role)."""
+    cl = await cloud_landscape(session)
+    groupless = await make_user(session, cl.ls.client_account, groups=())
+    await make_key(session, groupless)
+    await session.commit()
+    url = f"/iam/v2/clients/{cl.ls.client_account.id}/tokens"
+    admin = auth(cl.ls.client_admin)
+    made = [(await client.post(url, json=TOKEN, headers=admin)).json() for _ in range(2)]
+    assert (await client.get(url, headers=auth(made[0]["token"]))).status_code == 200
+    return cl, url, [m["id"] for m in made]
+
+
+@case("POST", V2_TOKENS)
+async def create_token_v2(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    url = f"/iam/v2/clients/{cl.ls.client_account.id}/tokens"
+    return [
+        await client.post(url, json=TOKEN, headers=auth(cl.ls.client_admin)),
+        await client.post(
+            url,
+            json={"name": "m", "exp_date": None, "client_user": {}},
+            headers=auth(cl.ls.client_member),
+        ),
+    ]
+
+
+@case("GET", V2_TOKENS)
+async def list_tokens_v2(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl, url, _ = await v2_tokens(client, session)
+    return [
+        await client.get(url, headers=auth(cl.ls.operator)),
+        await client.get(url, params={"role": "Engineers"}, headers=auth(cl.ls.client_admin)),
+    ]
+
+
+@case("GET", V2_TOKENS + "/{tokenId}")
+async def read_token_v2(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl, url, _ = await v2_tokens(client, session)
+    every = (await client.get(url, headers=auth(cl.ls.operator))).json()
+    assert len(every) >= 5
+    return [await client.get(f"{url}/{t['id']}", headers=auth(cl.ls.operator)) for t in every]
+
+
+@case("DELETE", V2_TOKENS + "/{tokenId}")
+async def delete_token_v2(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl, url, ids = await v2_tokens(client, session)
+    return [await client.delete(f"{url}/{tid}", headers=auth(cl.ls.client_admin)) for tid in ids]
+
+
+@case("POST", "/iam/clients/invite_user")
+async def invite_user(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    session.add(
+        Branding(
+            reseller_id=cl.ls.reseller_account.id,
+            domain="panel.acme.example",
+            public_settings={},
+            mail_server={"host": "127.0.0.1", "port": "25", "tls": False, "login": ""},
+            mail_password_encrypted=None,
+        )
+    )
+    await session.commit()
+    body = {
+        "email": "new@shop.example",
+        "user_role": {"id": 2},
+        "client_id": cl.ls.client_account.id,
+    }
+    return [
+        await client.post("/iam/clients/invite_user", json=body, headers=auth(cl.ls.client_admin)),
+        await client.post(
+            "/iam/clients/invite_user",
+            json={**body, "email": "other@shop.example", "name": "O", "lang": "de"},
+            headers=auth(cl.ls.reseller),
+        ),
     ]
 
 
