@@ -92,6 +92,9 @@ def demo_server(
             yield DemoServer(server.base_url, keys, server, mailbox)
         finally:
             server.stop()
+        # Every answer the walk read was a good one; nothing failed behind them either.
+        log = server.log.read_text(errors="replace")
+        assert "Traceback" not in log, server.tail(200)
     finally:
         smtp.stop()
         if base is not None:
