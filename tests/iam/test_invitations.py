@@ -30,6 +30,7 @@ from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import verify_password
 from tests.factories import Landscape, auth, landscape, make_client, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD, fresh
+from tests.races import in_order
 
 INVITE = "/iam/clients/invite_user"
 SET_PASSWORD = "/iam/auth/set-password"
@@ -404,6 +405,31 @@ class TestSetPassword:
         assert r.status_code == 204, r.text
         log = await client.get("/iam/activity_log/requests", headers=auth(ls.operator))
         assert "set-password" not in log.text and NEW_PASSWORD not in log.text
+
+
+class TestRace:
+    async def test_two_uses_of_one_token_at_once_set_one_password(
+        self,
+        client: httpx.AsyncClient,
+        app: FastAPI,
+        session: AsyncSession,
+        ls: Landscape,
+        smtp: tuple[Mailbox, int],
+        dispatcher: Dispatcher,
+    ):
+        user_id, token = await invite_and_mail(client, ls, smtp[0], dispatcher)
+        first, second = await in_order(
+            app,
+            session,
+            User,
+            user_id,
+            client.post(SET_PASSWORD, json={"token": token, "password": NEW_PASSWORD}),
+            client.post(SET_PASSWORD, json={"token": token, "password": STRONG_PASSWORD}),
+        )
+        assert sorted([first.status_code, second.status_code]) == [204, 400]
+        won = NEW_PASSWORD if first.status_code == 204 else STRONG_PASSWORD
+        user = await fresh(session, User, user_id)
+        assert verify_password(str(user.password_hash), won)
 
 
 class TestKeyRotation:
