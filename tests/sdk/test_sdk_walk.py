@@ -59,6 +59,20 @@ def covered() -> set[str]:
     return {name for case in CASES.values() for name in case.methods}
 
 
+def test_the_inventory_reads_methods_built_on_others() -> None:
+    """The reader follows a method into those it calls (here through the client's tasks),
+    and finds paths written as literals and as path_template()."""
+    listener = "/cloud/v{}/lblisteners/{{}}/{{}}/{{}}"
+    assert methods()["cloud.load_balancers.listeners.update_and_poll"].ops == {
+        ("PATCH", listener.format(2)),
+        ("GET", "/cloud/v1/tasks/{}"),
+        ("GET", listener.format(1)),
+    }
+    assert methods()["iam.users.invite"].ops == {("POST", "/iam/clients/invite_user")}
+    assert methods()["cloud.tasks.list"].ops == {("GET", "/cloud/v1/tasks")}
+    assert len(methods()) > 800  # every area of the SDK, not only iam and cloud
+
+
 def test_every_served_sdk_method_has_a_case() -> None:
     missing = served_methods() - covered()
     assert not missing, f"SDK methods this service serves without a case: {sorted(missing)}"
