@@ -606,6 +606,86 @@ async def rename_listener(client: httpx.AsyncClient, session: AsyncSession) -> l
     ]
 
 
+V2_LISTENERS = "/cloud/v2/lblisteners/{project_id}/{region_id}/{listener_id}"
+
+
+async def three_tasks(
+    client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+) -> list[str]:
+    """Tasks of v2 PATCHes: one FINISHED, one ERROR, one FINISHED and acknowledged."""
+    lid = await make_listener(session, cl.project, cl.region)
+    path = f"/cloud/v2/lblisteners/{cl.project}/{cl.region}/{lid}"
+    made = []
+    for body in ({"name": "web-1"}, {"admin_state_up": False}, {"connection_limit": -1}):
+        r = await client.patch(path, json=body, headers=auth(cl.ls.client_admin))
+        made += r.json()["tasks"]
+    r = await client.post(
+        f"/cloud/v1/tasks/{made[2]}/acknowledge", headers=auth(cl.ls.client_admin)
+    )
+    assert r.status_code == 200, r.text
+    return made
+
+
+@case("PATCH", V2_LISTENERS)
+async def update_listener(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    bodies = [
+        {"name": "web-1"},
+        {"allowed_cidrs": None, "user_list": None, "timeout_client_data": None},
+    ]
+    return [
+        await client.patch(
+            f"/cloud/v2/lblisteners/{cl.project}/{cl.region}/{lid}",
+            json=body,
+            headers=auth(cl.ls.client_admin),
+        )
+        for lid, body in zip(await two_listeners(session, cl), bodies, strict=True)
+    ]
+
+
+@case("GET", "/cloud/v1/tasks")
+async def list_tasks(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await three_tasks(client, session, cl)
+    return [
+        await client.get("/cloud/v1/tasks", params=params, headers=auth(cl.ls.client_member))
+        for params in ({}, {"state": "ERROR"}, {"limit": 1, "offset": 5})
+    ]
+
+
+@case("GET", "/cloud/v1/tasks/{task_id}")
+async def read_task(client: httpx.AsyncClient, session: AsyncSession) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [
+        await client.get(f"/cloud/v1/tasks/{tid}", headers=auth(cl.ls.client_member))
+        for tid in await three_tasks(client, session, cl)
+    ]
+
+
+@case("POST", "/cloud/v1/tasks/{task_id}/acknowledge")
+async def acknowledge_task(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    return [
+        await client.post(f"/cloud/v1/tasks/{tid}/acknowledge", headers=auth(cl.ls.client_member))
+        for tid in await three_tasks(client, session, cl)
+    ]
+
+
+@case("POST", "/cloud/v1/tasks/acknowledge_all")
+async def acknowledge_all_tasks(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> list[httpx.Response]:
+    cl = await cloud_landscape(session)
+    await three_tasks(client, session, cl)
+    path = "/cloud/v1/tasks/acknowledge_all"
+    return [
+        await client.post(path, params=params, headers=auth(cl.ls.client_admin))
+        for params in ({"project_id": cl.project, "region_id": cl.region}, {})
+    ]
+
+
 CRON = {
     "type": "cron", "id": "sch-cron-1", "max_quantity": 7, "owner": "lifecycle_policy",
     "owner_id": 1, "user_id": 77, "retention_time": {"days": 7, "hours": 0, "minutes": 0,
