@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -31,6 +32,7 @@ from cloudadmin.db.engine import create_engine
 from cloudadmin.demo.local_services import amqp_address, listening, smtp_address
 from tests.importer.documents import EXAMPLE
 from tests.servers import free_port, wait_until_healthy
+from tests.waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -191,6 +193,15 @@ def snapshot(url: str) -> dict[str, list[Any]]:
     return asyncio.run(read())
 
 
+def banner_curl(out: str, path: str) -> tuple[str, str]:
+    """The key and URL of the banner's ``try: curl`` line for ``path``."""
+    for line in out.splitlines():
+        found = re.fullmatch(r"try: curl -H 'Authorization: apikey (\S+)' (\S+)", line)
+        if found and path in found.group(2):
+            return found.group(1), found.group(2)
+    raise AssertionError(f"no curl of {path} in:\n{out}")
+
+
 def sqlite_url(path: Path) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
@@ -242,6 +253,40 @@ class TestFirstStart:
             assert "demo landscape loaded" in started.out
         assert (data_dir / "demo.db").exists()
         assert not (data_dir / "cloudadmin.db").exists()
+
+    def test_the_banner_shows_the_cloud_side_and_its_curl_works(
+        self, demo_env: dict[str, str], tmp_path: Path
+    ):
+        with demo(demo_env, tmp_path / "logs") as started:
+            assert "client 2001's project 11, region 76" in started.out, started.out
+            token, url = banner_curl(started.out, "/cloud/v1/lblisteners/")
+            assert token == started.keys["client_admin"]
+            assert url.startswith(f"{started.base}/cloud/v1/lblisteners/11/76/")
+            r = httpx.get(url, headers={"Authorization": f"apikey {token}"})
+            assert r.status_code == 200, r.text
+            listener = r.json()
+            assert listener["id"] == url.rsplit("/", 1)[1]
+            assert f"its listener {listener['name']}," in started.out
+
+    async def test_the_activity_log_the_readme_shows_first_is_not_empty(
+        self, demo_env: dict[str, str], tmp_path: Path
+    ):
+        with demo(demo_env, tmp_path / "logs") as started:
+            token, url = banner_curl(started.out, "/iam/activity_log/requests")
+            assert token == started.keys["reseller"]
+            seen: list[str] = []
+
+            async def history_shows() -> bool:
+                async with httpx.AsyncClient() as http:
+                    r = await http.get(url, headers={"Authorization": f"apikey {token}"})
+                assert r.status_code == 200, r.text
+                seen[:] = [row["actions"] for row in r.json()["result"]]
+                # Not only this test's own reads of the log: the demo's, made as the reseller.
+                return any(action != "list_activity_log_requests" for action in seen)
+
+            await until(
+                history_shows, lambda: f"the demo's history; first page: {seen}", timeout=60
+            )
 
     def test_the_users_own_database_is_not_touched(
         self, demo_env: dict[str, str], data_dir: Path, tmp_path: Path

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 
 from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.engine import create_engine
+from cloudadmin.demo.history import CloudExample, start_history
 from cloudadmin.demo.instance import DemoRefused, DemoStart, check_database, start_demo
 from cloudadmin.demo.local_services import (
     LocalServices,
@@ -113,6 +114,21 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
         f"try: curl -H 'Authorization: apikey {some}' "
         f"http://{host}:{port}/iam/activity_log/requests"
     )
+    if started.example is not None and "client_admin" in keys:
+        _echo_cloud(started.example, keys["client_admin"], host, port)
+    if started.services is not None:
+        # Seeded now: a few requests of its own once the server answers, so that the
+        # activity log above is not empty (demo/history.py).
+        start_history(host, port, keys, started.example)
+
+
+def _echo_cloud(example: CloudExample, token: str, host: str, port: int) -> None:
+    """The cloud side: the project and region of the client's resources, and one read."""
+    typer.echo(
+        f"cloud: client {example.client_id}'s project {example.project_id}, region "
+        f"{example.region_id}; its listener {example.name}, as the client's administrator:"
+    )
+    typer.echo(f"try: curl -H 'Authorization: apikey {token}' http://{host}:{port}{example.path}")
 
 
 def _echo_local_services(settings: Settings, services: LocalServices) -> None:

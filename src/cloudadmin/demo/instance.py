@@ -26,9 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_sessionmaker
-from cloudadmin.db.models import ApiKey, InstanceMark
+from cloudadmin.db.models import ApiKey, InstanceMark, Listener, Project
 from cloudadmin.db.types import utcnow
-from cloudadmin.demo.landscape import build_demo
+from cloudadmin.demo.history import CloudExample
+from cloudadmin.demo.landscape import CLIENTS, build_demo
 from cloudadmin.demo.local_services import LocalServices
 from cloudadmin.importer.loader import load_document
 from cloudadmin.kit.crypto import SecretBox, secret_matches
@@ -66,6 +67,8 @@ class DemoStart:
     services: LocalServices | None
     # Kinds whose key no longer authenticates (revoked, expired or replaced via the API).
     invalid: frozenset[str] = field(default_factory=frozenset)
+    # A listener of the first client's to read (None: the API has left it none).
+    example: CloudExample | None = None
 
 
 async def survey(conn: AsyncConnection) -> Survey:
@@ -130,6 +133,7 @@ async def start_demo(
                 made_at=mark.created_at,
                 services=None,
                 invalid=await _invalid_kinds(session, keys),
+                example=await _cloud_example(session),
             )
         if found.state is State.demo:
             await _wipe(session)
@@ -140,7 +144,27 @@ async def start_demo(
         session.add(
             InstanceMark(name=DEMO_MARK, value=box.encrypt(json.dumps(keys)), created_at=now)
         )
-    return DemoStart(keys, made_at=now, services=services)
+        example = await _cloud_example(session)
+    return DemoStart(keys, made_at=now, services=services, example=example)
+
+
+async def _cloud_example(session: AsyncSession) -> CloudExample | None:
+    """The first client's listener with the lowest port (read from the database: a kept
+    landscape may have renamed it)."""
+    client = CLIENTS[0]
+    found = (
+        await session.execute(
+            select(Listener.project_id, Listener.region_id, Listener.id, Listener.name)
+            .join(Project, Project.id == Listener.project_id)
+            .where(Project.client_id == client)
+            .order_by(Listener.protocol_port, Listener.name, Listener.id)
+            .limit(1)
+        )
+    ).first()
+    if found is None:
+        return None
+    project_id, region_id, listener_id, name = found
+    return CloudExample(client, project_id, region_id, listener_id, name)
 
 
 def _open_keys(box: SecretBox, value: str) -> dict[str, str]:
