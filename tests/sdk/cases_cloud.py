@@ -167,6 +167,9 @@ async def user_actions(demo: Demo) -> list[Any]:
     assert [x.id for x in oldest] == [x.id for x in reversed(newest)] and newest
     only = await sdk.cloud.audit_logs.list(api_group=["lblistener"], project_id=[PROJECT])
     assert "web-tls" in [r.search_field for x in only.results for r in x.resources]
+    for kind in ("operator", "reseller", "other_client_admin", "engineer"):
+        parsed = [x async for x in demo.sdk(kind).cloud.audit_logs.list(limit=50)]
+        only.results.extend(parsed)
     back = await sdk.patch(
         f"/cloud/v1/lblisteners/{PROJECT}/{REGION}/{lid}",
         body={"name": "web-https"},

@@ -21,7 +21,7 @@ ACCOUNT_OF = {
     "other_client_admin": OTHER_CLIENT,
 }
 # Users of each client in the demo.
-DEMO_USERS = {CLIENT: {20, 21, 22, 23}, OTHER_CLIENT: {30, 31}}
+DEMO_USERS = {900: {1}, 1000: {10}, CLIENT: {20, 21, 22, 23}, OTHER_CLIENT: {30, 31}}
 
 
 @covers("iam.get_account_overview")
@@ -37,7 +37,8 @@ async def account_overview(demo: Demo) -> list[Any]:
 @covers("iam.users.list", "iam.users.get")
 async def users(demo: Demo) -> list[Any]:
     parsed: list[Any] = []
-    for kind, account in (("client_admin", CLIENT), ("other_client_admin", OTHER_CLIENT)):
+    for kind in ("operator", "reseller", "client_admin", "other_client_admin"):
+        account = ACCOUNT_OF[kind]
         sdk = demo.sdk(kind)
         page = await sdk.iam.users.list()
         walked = [u async for u in sdk.iam.users.list(limit=1)]  # a page per user
