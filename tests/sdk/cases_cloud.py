@@ -37,9 +37,11 @@ async def list_listeners(demo: Demo) -> list[Any]:
     assert page.count == 3 and len(walked) == 3
     assert {x.id for x in walked} == {x.id for x in page.results}
     assert all(x.stats is not None for x in page.results)
+    named = await sdk.cloud.load_balancers.listeners.list(name="metrics")  # never renamed
+    assert [x.name for x in named.results] == ["metrics"]
     other = await demo.sdk("other_client_admin").cloud.load_balancers.listeners.list()
     assert other.count == len(other.results) == 1
-    return [*page.results, *walked, *other.results]
+    return [*page.results, *walked, *named.results, *other.results]
 
 
 @covers("cloud.load_balancers.listeners.get")

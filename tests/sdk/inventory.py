@@ -7,7 +7,9 @@ resource attribute, so a method is named as code calls it
 ``self._get/_post/_put/_patch/_delete/_get_api_list(path, ...)`` calls in its body, the
 path a literal, an f-string or ``path_template("...")``; a method written on top of
 others (``update_and_poll``: update, then ``self._client.cloud.tasks.poll``, then get)
-makes the requests of those it calls. A public method in which none is found is an error:
+makes the requests of those it calls. The query parameters a request may carry are the
+keys of the dict given as ``query=`` (under their wire names, the parameters type's
+aliases applied). A public method in which no request is found is an error:
 the SDK has a way of sending that this reader does not know, and the walk's completeness
 would be a guess.
 """
@@ -17,14 +19,17 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
 import textwrap
+import typing
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from gcore import AsyncGcore
 from gcore._resource import AsyncAPIResource
+from gcore._utils._transform import PropertyInfo
 
 Op = tuple[str, str]  # (HTTP method, path template with {} for each parameter)
 
@@ -42,6 +47,11 @@ def template(path: str) -> str:
 class Method:
     name: str  # as called on the client: "iam.api_tokens.create"
     ops: frozenset[Op]
+    # The query parameters (wire names) each request may carry besides ``extra_query``.
+    query: dict[Op, frozenset[str]] = field(default_factory=dict, compare=False)
+
+
+Found = dict[Op, frozenset[str]]
 
 
 class UnreadMethod(Exception):
@@ -82,10 +92,16 @@ class Reader:
         self.client = client
 
     @cache  # noqa: B019 - one reader per run; methods are read once however often called
-    def ops(self, resource: AsyncAPIResource, name: str) -> frozenset[Op]:
+    def ops(self, resource: AsyncAPIResource, name: str) -> Found:
         function = getattr(type(resource), name)
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-        found: set[Op] = set()
+        names = vars(sys.modules[function.__module__])  # what the SDK's module imported
+        found: dict[Op, frozenset[str]] = {}
+
+        def add(more: Found) -> None:
+            for op, names in more.items():
+                found[op] = found.get(op, frozenset()) | names
+
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -96,7 +112,8 @@ class Reader:
             if len(sender) == 1 and sender[0] in SENDERS and node.args:
                 path = _path_of(node.args[0])
                 if path is not None:
-                    found.add((SENDERS[sender[0]], template(path)))
+                    op = (SENDERS[sender[0]], template(path))
+                    add({op: _query_of(node, names)})
             elif sender == ["_get_api_list"] and node.args:
                 path = _path_of(node.args[0])
                 verb = next(
@@ -108,17 +125,46 @@ class Reader:
                     "GET",
                 )
                 if path is not None:
-                    found.add((verb, template(path)))
+                    add({(verb, template(path)): _query_of(node, names)})
             elif len(sender) == 1 and _is_public(sender[0]) and sender[0] != name:
                 if callable(getattr(type(resource), sender[0], None)):
-                    found |= self.ops(resource, sender[0])
+                    add(self.ops(resource, sender[0]))
             elif len(sender) > 2 and sender[0] == "_client":
                 owner = _resolve(self.client, sender[1:-1])
                 if isinstance(owner, AsyncAPIResource):
-                    found |= self.ops(owner, sender[-1])
+                    add(self.ops(owner, sender[-1]))
         if not found:
             raise UnreadMethod(f"{type(resource).__name__}.{name}: no request found")
-        return frozenset(found)
+        return found
+
+
+def _query_of(call: ast.Call, names: dict[str, Any]) -> frozenset[str]:
+    """The wire names of the ``query=`` dict in a request's ``options=``: its keys, each
+    renamed by its ``PropertyInfo(alias=...)`` in the parameters type (the call's second
+    argument, looked up in the SDK module's names)."""
+    for node in ast.walk(call):
+        if not (isinstance(node, ast.keyword) and node.arg == "query"):
+            continue
+        transform = node.value
+        if isinstance(transform, ast.Await):  # the async client's async_maybe_transform
+            transform = transform.value
+        if not (isinstance(transform, ast.Call) and transform.args):
+            continue
+        given = transform.args[0]
+        if not isinstance(given, ast.Dict):
+            continue
+        keys = [k.value for k in given.keys if isinstance(k, ast.Constant)]
+        aliases: dict[str, str] = {}
+        if len(transform.args) > 1:
+            dotted = _dotted(transform.args[1])
+            if dotted:
+                params = _resolve(names[dotted[0]], dotted[1:])
+                for key, hint in typing.get_type_hints(params, include_extras=True).items():
+                    for extra in getattr(hint, "__metadata__", ()):
+                        if isinstance(extra, PropertyInfo) and extra.alias:
+                            aliases[key] = extra.alias
+        return frozenset(aliases.get(str(k), str(k)) for k in keys)
+    return frozenset()
 
 
 def _is_public(name: str) -> bool:
@@ -153,5 +199,6 @@ def sdk_methods() -> list[Method]:
     for dotted, resource in _resources("", client):
         for name, member in inspect.getmembers(type(resource)):
             if _is_public(name) and inspect.isfunction(member):
-                methods.append(Method(f"{dotted}.{name}", reader.ops(resource, name)))
+                found = reader.ops(resource, name)
+                methods.append(Method(f"{dotted}.{name}", frozenset(found), found))
     return sorted(methods, key=lambda m: m.name)

@@ -78,6 +78,31 @@ def test_every_served_sdk_method_has_a_case() -> None:
     assert not missing, f"SDK methods this service serves without a case: {sorted(missing)}"
 
 
+@cache
+def taken_query() -> dict[Op, frozenset[str]]:
+    """The query parameters each of our operations documents (and so takes: an unknown
+    one is a 400)."""
+    app = create_app(Settings(database_url="sqlite+aiosqlite://", secret_key="walk"))
+    return {
+        (verb.upper(), template(path)): frozenset(
+            p["name"] for p in operation.get("parameters", []) if p["in"] == "query"
+        )
+        for path, item in app.openapi()["paths"].items()
+        for verb, operation in item.items()
+    }
+
+
+def test_every_query_parameter_of_a_served_sdk_method_is_taken() -> None:
+    """The SDK may send any of its method's parameters; a served method's are all ours."""
+    refused = {
+        f"{name} {op[0]} {op[1]}": sorted(names - taken_query()[op])
+        for name in sorted(served_methods())
+        for op, names in methods()[name].query.items()
+        if names - taken_query()[op]
+    }
+    assert not refused, f"query parameters the SDK sends that we do not take: {refused}"
+
+
 def test_cases_name_served_sdk_methods() -> None:
     unknown = covered() - set(methods())
     assert not unknown, f"cases name methods the SDK does not have: {sorted(unknown)}"
