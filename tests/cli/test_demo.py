@@ -29,6 +29,7 @@ from sqlalchemy import select, text
 from cloudadmin.config import Settings
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
+from cloudadmin.demo.history import local_base
 from cloudadmin.demo.local_services import amqp_address, listening, smtp_address
 from tests.importer.documents import EXAMPLE
 from tests.servers import free_port, wait_until_healthy
@@ -497,6 +498,19 @@ class TestProbeAddresses:
     )
     def test_amqp_url(self, url: str, address: tuple[str, int]):
         assert amqp_address(url) == address
+
+    @pytest.mark.parametrize(
+        ("host", "base"),
+        [
+            ("127.0.0.1", "http://127.0.0.1:8000"),
+            ("0.0.0.0", "http://127.0.0.1:8000"),
+            ("::", "http://[::1]:8000"),
+            ("::1", "http://[::1]:8000"),
+            ("localhost", "http://localhost:8000"),
+        ],
+    )
+    def test_where_the_demos_history_reaches_its_server(self, host: str, base: str):
+        assert local_base(host, 8000) == base
 
     def test_listening(self):
         with socket.socket() as server:
