@@ -100,7 +100,9 @@ def build_demo(
 
 
 def _clients() -> list[dict[str, Any]]:
-    statuses = {"status": "enabled", "enabled": True}
+    # Per-service statuses take the API's values (new, trial, ..., docs/import.md).
+    active = {"status": "active", "enabled": True}
+    trial = {"status": "trial", "enabled": True}
     return [
         {"id": OPERATOR_HOME, "email": "ops@operator.example", "companyName": "Operator",
          "client_type": "reseller", "created_at": "2023-01-01T00:00:00Z"},
@@ -112,7 +114,7 @@ def _clients() -> list[dict[str, Any]]:
          "name": "Olivia Owner", "client_type": "common", "resellers": RESELLER,
          "seller": 501, "status": "active",
          "capabilities": ["CDN", "CLOUD"],
-         "serviceStatuses": {"CDN": statuses, "CLOUD": statuses},
+         "serviceStatuses": {"CDN": active, "CLOUD": active},
          "paidFeatures": {"CDN": [{"feature_id": 7, "name": "Image optimization",
                                    "service": "CDN"}]},
          "country_code": "DE", "signup_process": "sign_up_full", "phone": "+49 30 1234567",
@@ -120,7 +122,7 @@ def _clients() -> list[dict[str, Any]]:
         {"id": 2002, "email": "it@bakery.example", "companyName": "Bakery GmbH",
          "name": "Ben Baker", "client_type": "common", "resellers": RESELLER,
          "seller": 502, "status": "trial",
-         "capabilities": ["CLOUD"], "serviceStatuses": {"CLOUD": statuses}, "is_test": True,
+         "capabilities": ["CLOUD"], "serviceStatuses": {"CLOUD": trial}, "is_test": True,
          "country_code": "AT", "created_at": "2024-09-20T12:00:00Z"},
     ]  # fmt: skip
 

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.importer.fields import _instant
+from cloudadmin.importer.records import AddendumStatus
 from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
@@ -98,7 +99,7 @@ class _Client(Struct, forbid_unknown_fields=True, gc=False):
 class AddendumJson(Struct, forbid_unknown_fields=True, gc=False):
     id: Annotated[int, Meta(ge=1, le=INT64_MAX)]
     client_id: Id
-    status: Literal["upcoming", "active", "paused", "stopped"]
+    status: AddendumStatus
     active_range: _Range
     created_at: str
     currency: _Currency

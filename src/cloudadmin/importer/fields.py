@@ -11,7 +11,7 @@ import re
 import uuid
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BeforeValidator, Field
@@ -103,3 +103,24 @@ def _cidr(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
+
+
+def api_literal(*annotations: Any) -> Any:
+    """The ``Literal`` of the values an API schema's field allows (``X | None``,
+    ``list[X]`` and the members of a union unwrapped), for an import record's field: a
+    load takes exactly what the API's schema allows, from the one definition
+    (docs/import.md, "Enumerated values")."""
+    values: list[Any] = []
+
+    def collect(annotation: Any) -> None:
+        if get_origin(annotation) is Literal:
+            values.extend(v for v in get_args(annotation) if v not in values)
+        else:
+            for arg in get_args(annotation):
+                collect(arg)
+
+    for annotation in annotations:
+        collect(annotation)
+    if not values:
+        raise TypeError(f"no Literal in {annotations}")
+    return Literal[tuple(values)]

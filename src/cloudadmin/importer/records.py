@@ -8,14 +8,22 @@ forbid unknown keys, so typos fail at their JSON pointer.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from cloudadmin.billing.addendums import schemas as billing
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
+from cloudadmin.cloud.lifecycle_policies import schemas as policies
+from cloudadmin.cloud.listeners.schemas import OperatingStatus, Protocol, ProvisioningStatus
 from cloudadmin.db.models.accounts import GROUPS
+from cloudadmin.iam.clients import schemas as clients
+from cloudadmin.iam.clients.query import ServiceStatusFilter
+from cloudadmin.iam.clients.schemas import AccountStatus, AuthType, Lang
 from cloudadmin.iam.reselling.branding import schemas as branding
+from cloudadmin.iam.reselling.notifications.schemas import NotificationType
+from cloudadmin.iam.users import schemas as users
 from cloudadmin.importer.fields import (
     BigId,
     Cidr,
@@ -26,6 +34,7 @@ from cloudadmin.importer.fields import (
     Timestamp,
     Uuid,
     ValidEmail,
+    api_literal,
 )
 from cloudadmin.kit.amqp_url import problems_of
 from cloudadmin.kit.ints import INT32_MAX
@@ -36,7 +45,30 @@ PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1
 # the references (loader.check_sealed), where the key is known.
 Sealed = Annotated[str, Field(min_length=1, max_length=8192, pattern=r"^[A-Za-z0-9_=-]+$")]
 
-Service = Literal["CDN", "CLOUD", "DDOS", "DNS", "STORAGE", "STREAMING"]
+# Enumerated values are the API's own definitions (docs/import.md, "Enumerated values"):
+# a load refuses what the API's schema does not allow. Where the API names its Literal,
+# it is imported; where a model declares it inline, api_literal reads it off the field.
+Service = clients.Product
+ServiceStatusValue = ServiceStatusFilter  # the values the API lists (and filters on)
+if TYPE_CHECKING:
+    SignupProcess: TypeAlias = str
+    ClientType: TypeAlias = str
+    UserType: TypeAlias = str
+    PolicyStatus: TypeAlias = str
+    ScheduleType: TypeAlias = str
+    AddendumStatus: TypeAlias = str
+    CurrencyCode: TypeAlias = str
+else:
+    SignupProcess = api_literal(clients.Client.model_fields["signup_process"].annotation)
+    ClientType = api_literal(clients.Client.model_fields["client_type"].annotation)
+    UserType = api_literal(users.User.model_fields["user_type"].annotation)
+    PolicyStatus = api_literal(policies.LifecyclePolicy.model_fields["status"].annotation)
+    ScheduleType = api_literal(
+        policies.CronSchedule.model_fields["type"].annotation,
+        policies.IntervalSchedule.model_fields["type"].annotation,
+    )
+    AddendumStatus = api_literal(billing.Addendum.model_fields["status"].annotation)
+    CurrencyCode = api_literal(billing.AddendumQuery.model_fields["currency_char_code"].annotation)
 Text255 = Annotated[str, Field(max_length=255)]
 TimeoutMs = Annotated[int, Field(ge=0, le=86_400_000)]
 
@@ -49,14 +81,14 @@ class Record(BaseModel):
 
 
 class ServiceStatus(Record):
-    status: str
+    status: ServiceStatusValue
     enabled: bool
 
 
 class Feature(Record):
     feature_id: int
     name: str
-    service: str
+    service: Service
 
 
 class ClientRecord(Record):
@@ -64,9 +96,7 @@ class ClientRecord(Record):
     email: Email
     companyName: Annotated[str, Field(max_length=255)]
     name: Text255 | None = None
-    status: Literal[
-        "new", "trial", "trialend", "active", "integration", "paused", "preparation", "ready"
-    ] = "active"
+    status: AccountStatus = "active"
     capabilities: list[Service] = []
     serviceStatuses: dict[Service, ServiceStatus] = {}
     paidFeatures: dict[Service, list[Feature]] = {}
@@ -77,12 +107,12 @@ class ClientRecord(Record):
     is_test: bool = False
     phone: Annotated[str, Field(max_length=50)] | None = None
     website: Text255 | None = None
-    signup_process: Literal["sign_up_full", "sign_up_simple"] | None = None
+    signup_process: SignupProcess | None = None
     custom_id: Text255 | None = None
     country_code: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] | None = None
     seller: Id | None = None
     resellers: Id | None = None
-    client_type: Literal["common", "reseller", "sales"] = "common"
+    client_type: ClientType = "common"
     owner: Int32 | None = None
     created_at: Timestamp | None = None
     # Personal product availability ({"CDN": false}); kept as stored when absent.
@@ -107,15 +137,15 @@ class UserRecord(Record):
     client: Id
     groups: list[int | str | GroupObject] = []
     name: Text255 | None = None
-    lang: Literal["de", "en", "ru", "zh", "az"] = "en"
+    lang: Lang = "en"
     phone: Annotated[str, Field(max_length=50)] | None = None
     company: Text255 | None = None
     deleted: bool = False
     activated: bool = True
     sso_auth: bool = False
     two_fa: bool = False
-    auth_types: list[Literal["password", "sso", "github", "google-oauth2"]] = ["password"]
-    user_type: Literal["common", "reseller", "seller"] = "common"
+    auth_types: list[AuthType] = ["password"]
+    user_type: UserType = "common"
     is_active: bool = True
     superuser: bool = False
     password: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
@@ -277,7 +307,7 @@ class BrandingRecord(Record):
 class NotificationSettingRecord(Record):
     id: Id
     reseller: Id
-    notification_type: Literal["deletion_request", "failed_login"]
+    notification_type: NotificationType
     email: Email
     enabled: bool = True
 
@@ -319,12 +349,10 @@ class ListenerRecord(Record):
     name: Annotated[str, Field(min_length=1, max_length=63, pattern=_LISTENER_NAME.pattern)]
     connection_limit: Annotated[int, Field(ge=-1, le=1_000_000)] = -1
     load_balancer_id: Uuid | None
-    operating_status: Literal["DEGRADED", "DRAINING", "ERROR", "NO_MONITOR", "OFFLINE", "ONLINE"]
-    protocol: Literal["HTTP", "HTTPS", "PROMETHEUS", "TCP", "TERMINATED_HTTPS", "UDP"]
+    operating_status: OperatingStatus
+    protocol: Protocol
     protocol_port: Annotated[int, Field(ge=1, le=65535)]
-    provisioning_status: Literal[
-        "ACTIVE", "DELETED", "ERROR", "PENDING_CREATE", "PENDING_DELETE", "PENDING_UPDATE"
-    ]
+    provisioning_status: ProvisioningStatus
     allowed_cidrs: list[Cidr] | None = None
     creator_task_id: Uuid | None = None
     insert_headers: dict[str, str] = {}
@@ -353,7 +381,7 @@ _INTERVAL_ONLY = ("weeks", "days", "hours", "minutes")
 class Schedule(Record):
     """Both variants in one model: ``type`` says which time fields it may carry."""
 
-    type: Literal["cron", "interval"]
+    type: ScheduleType
     id: str | None = None
     max_quantity: int | None = None
     owner: str | None = None
@@ -395,7 +423,7 @@ class LifecyclePolicyRecord(Record):
     project_id: Id
     region_id: Id
     name: Text255
-    status: Literal["active", "paused"]
+    status: PolicyStatus
     user_id: Id
     action: Annotated[str, Field(max_length=50)] = "volume_snapshot"
     schedules: list[Schedule] = []
@@ -448,7 +476,7 @@ class ActiveRange(Record):
 
 class Currency(Record):
     id: int
-    char_code: Literal["USD", "EUR"]
+    char_code: CurrencyCode
     symbol: Annotated[str, Field(max_length=5)]
 
     @model_validator(mode="after")
@@ -481,7 +509,7 @@ class Product(Record):
 class AddendumRecord(Record):
     id: BigId
     client_id: Id
-    status: Literal["upcoming", "active", "paused", "stopped"]
+    status: AddendumStatus
     active_range: ActiveRange
     created_at: Timestamp
     currency: Currency
