@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
@@ -25,6 +25,7 @@ from tests.cloud.tasks_helpers import (
     stored_task,
 )
 from tests.factories import auth
+from tests.servers import free_port
 
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -288,6 +289,29 @@ class TestStranded:
         await runner.settle(sessions, tid)  # a late pass: the task is not applied again
         assert (await stored_listener(session, lid)).name == "changed-since"
         assert (await stored_task(session, tid)).finished_on == finished_on
+
+    async def test_a_database_out_of_reach_leaves_the_task_running_not_failed(
+        self, app: object, session: AsyncSession, cl: CloudLandscape, database_url: str, tmp_path
+    ):
+        lid = await make_listener(session, cl.project, cl.region)
+        tid = await left_running(app, cl, lid, {"name": "later"})
+        if database_url.startswith("sqlite"):
+            away = f"sqlite+aiosqlite:///{tmp_path / 'no-such-directory' / 'x.db'}"
+        else:
+            away = f"postgresql+asyncpg://nobody@127.0.0.1:{free_port()}/none"
+        engine = create_async_engine(away)
+        try:
+            unreachable = async_sessionmaker(engine)
+            assert await runner.settle(unreachable, tid) is False
+            await runner.run(unreachable, tid, retry_delays=(0, 0))
+            assert await runner.settle_stranded(unreachable, None) == 0
+        finally:
+            await engine.dispose()
+        assert (await stored_task(session, tid)).state == "RUNNING"
+        assert (await stored_listener(session, lid)).task_id == tid
+        sessions = app_state(app).sessionmaker  # type: ignore[arg-type]
+        assert await runner.settle(sessions, tid) is True  # the database is back
+        assert (await stored_task(session, tid)).state == "FINISHED"
 
 
 async def _expire_lease(session: AsyncSession, task_id: str) -> None:

@@ -10,14 +10,16 @@ the same task cannot both finish it: the claim lets one through.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cloudadmin.cloud.listeners import task as listener_task
@@ -26,6 +28,7 @@ from cloudadmin.cloud.tasks.failure import TaskFailed
 from cloudadmin.cloud.tasks.service import LEASE
 from cloudadmin.db.models import Task
 from cloudadmin.db.types import utcnow
+from cloudadmin.db.unavailable import is_unavailable
 
 log = logging.getLogger("cloudadmin.tasks")
 
@@ -49,10 +52,30 @@ KINDS: dict[str, Kind] = {
 UNEXPECTED = "The task failed unexpectedly; nothing of it was applied."
 
 
-async def run(sessions: Sessions, task_id: str) -> None:
+# After a failure to reach the database, the runner tries again after these many
+# seconds (half a minute in all, about the lease), then leaves the task to the next pass.
+RETRY_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The database could not be reached, or not in time (a pool with no free
+    connection, SQLite's lock held past its timeout): the task stays RUNNING (nothing of
+    it committed), never ERROR."""
+    if isinstance(exc, PoolTimeout | OSError | TimeoutError) or is_unavailable(exc):
+        return True
+    return isinstance(exc, DBAPIError) and "database is locked" in str(exc.orig)
+
+
+async def run(
+    sessions: Sessions, task_id: str, retry_delays: Sequence[float] = RETRY_DELAYS
+) -> None:
     """Finishes the task, then any other whose process died (the next pass after a
     crash is the next task run anywhere, or the next start of `serve`)."""
-    await settle(sessions, task_id)
+    for delay in (*retry_delays, None):
+        if await settle(sessions, task_id):
+            break
+        if delay is not None:
+            await asyncio.sleep(delay)
     await settle_stranded(sessions, utcnow())
 
 
@@ -65,8 +88,11 @@ async def settle_stranded(sessions: Sessions, now: datetime | None) -> int:
     try:
         async with sessions() as session:
             ids = await repository.stranded(session, now)
-    except DBAPIError as exc:
-        log.warning("stranded tasks not looked for: %s", type(exc).__name__)
+    except Exception as exc:
+        if not _unreachable(exc):
+            log.exception("stranded tasks not looked for")
+        else:
+            log.warning("stranded tasks not looked for: %s", type(exc).__name__)
         return 0
     for task_id in ids:
         log.warning("task %s was left RUNNING by a process that stopped; settling it", task_id)
@@ -74,20 +100,23 @@ async def settle_stranded(sessions: Sessions, now: datetime | None) -> int:
     return len(ids)
 
 
-async def settle(sessions: Sessions, task_id: str) -> None:
-    """Finishes the task (FINISHED or ERROR) unless someone did; never raises."""
+async def settle(sessions: Sessions, task_id: str) -> bool:
+    """Finishes the task (FINISHED or ERROR) unless someone did; never raises. False
+    when the database could not be reached: the task stays RUNNING."""
     try:
         await _finish(sessions, task_id)
-    except DBAPIError as exc:
-        # Nothing committed; the task stays RUNNING until its lease passes and the
-        # next pass settles it.
-        log.warning("task %s not settled (database: %s)", task_id, type(exc).__name__)
-    except Exception:
+    except Exception as exc:
+        if _unreachable(exc):
+            # Nothing committed; the task stays RUNNING until a later pass settles it.
+            log.warning("task %s not settled (database: %s)", task_id, type(exc).__name__)
+            return False
         log.exception("task %s failed unexpectedly", task_id)
         try:
             await _finish(sessions, task_id, failure=UNEXPECTED)
         except Exception as exc:
             log.warning("task %s not marked ERROR: %s", task_id, type(exc).__name__)
+            return False
+    return True
 
 
 async def _finish(sessions: Sessions, task_id: str, *, failure: str | None = None) -> None:
