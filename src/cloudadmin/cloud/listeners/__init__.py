@@ -1,1 +1,1 @@
-"""Load balancer listeners: read, list and rename ."""
+"""Load balancer listeners: read, list, rename (v1) and change through a task (v2)."""
