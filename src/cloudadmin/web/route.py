@@ -29,6 +29,7 @@ from cloudadmin.web.direct_call import direct_handler
 from cloudadmin.web.error_render import render_exception
 from cloudadmin.web.operation_ids import operation_id
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
+from cloudadmin.web.query_rule import unknown_query_guard
 from cloudadmin.web.request_log import LoggedRequest
 from cloudadmin.web.text_guard import check_request_text
 
@@ -163,6 +164,7 @@ class ApiRoute(APIRoute):
         self.calls_directly = direct is not None
         handle = direct or solved
         body_kind = _body_kind(self)
+        refuse_unknown_query = unknown_query_guard(self)
         action = self.name
         # Its requests are logged, even one refused before its key was checked.
         logged = self.authenticates
@@ -218,6 +220,7 @@ class ApiRoute(APIRoute):
             request.state.db = db
             try:
                 # Inside the turn, so that a refusal of a valid key's request is logged.
+                refuse_unknown_query(request)
                 _check_content_type(request, body_kind)
                 await check_request_text(request, json_body=body_kind == "json")
                 response = await handle(request)
