@@ -26,6 +26,7 @@ from cloudadmin.auth.app_state import AppState, app_state
 from cloudadmin.auth.throttle import Throttle
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
+from cloudadmin.cloud.tasks.runner import settle_stranded
 from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.engine import (
     autocommit_engine,
@@ -178,6 +179,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         # keep it out of the garbage collector's full passes (measured: a quarter less
         # time collecting on the list endpoint).
         gc.freeze()
+        # A task a stopped process left RUNNING is finished (or marked ERROR) now rather
+        # than when its lease passes; never raises (docs/cloud.md, "Tasks").
+        await settle_stranded(app_state(app).sessionmaker, None)
         async with run_dispatcher_beside(app, settings):
             yield
         # Each step bounded: a database that stopped answering must not keep SIGTERM

@@ -313,9 +313,6 @@ class TestStranded:
         assert await runner.settle(sessions, tid) is True  # the database is back
         assert (await stored_task(session, tid)).state == "FINISHED"
 
-    @pytest.mark.xfail(
-        strict=True, reason="until create_app's lifespan calls runner.settle_stranded (app.py)"
-    )
     async def test_a_start_of_serve_settles_a_task_left_running(
         self, app: object, session: AsyncSession, cl: CloudLandscape
     ):

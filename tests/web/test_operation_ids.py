@@ -60,15 +60,29 @@ EXPECTED = {
     ): "delete_notification_setting",
     ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
-    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens",
-    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token",
-    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
-    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
+    ("GET", "/iam/v2/clients/{clientId}/tokens"): "list_api_tokens",
+    ("POST", "/iam/v2/clients/{clientId}/tokens"): "create_api_token",
+    ("GET", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
+    ("DELETE", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
+    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens_v1",
+    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token_v1",
+    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token_v1",
+    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token_v1",
+    ("POST", "/iam/clients/invite_user"): "invite_user",
+    ("POST", "/iam/auth/set-password"): "set_user_password",
     ("GET", "/billing/org/v1/addendums"): "list_addendums",
     ("GET", "/billing/org/v1/addendums/{id}"): "get_addendum",
     ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}"): "list_listeners",
     ("GET", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "get_listener",
-    ("PATCH", "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}"): "update_listener",
+    (
+        "PATCH",
+        "/cloud/v1/lblisteners/{project_id}/{region_id}/{listener_id}",
+    ): "update_listener_name",
+    ("PATCH", "/cloud/v2/lblisteners/{project_id}/{region_id}/{listener_id}"): "update_listener",
+    ("GET", "/cloud/v1/tasks"): "list_tasks",
+    ("GET", "/cloud/v1/tasks/{task_id}"): "get_task",
+    ("POST", "/cloud/v1/tasks/{task_id}/acknowledge"): "acknowledge_task",
+    ("POST", "/cloud/v1/tasks/acknowledge_all"): "acknowledge_all_tasks",
     ("GET", "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"): "list_snapshot_schedules",
     (
         "GET",
@@ -111,8 +125,16 @@ IN_SDK = {
     "list_snapshot_schedules": "cloud.snapshot_schedules.list",
     "get_snapshot_schedule": "cloud.snapshot_schedules.get",
     "list_audit_logs": "cloud.audit_logs.list",
+    "invite_user": "iam.users.invite",
+    "list_tasks": "cloud.tasks.list",
+    "get_task": "cloud.tasks.get",
+    "acknowledge_task": "cloud.tasks.acknowledge_one",
+    "acknowledge_all_tasks": "cloud.tasks.acknowledge_all",
 }
-VERBS = {"list", "get", "create", "update", "delete", "upload", "preview", "test"}
+VERBS = {
+    "list", "get", "create", "update", "delete", "upload", "preview", "test", "acknowledge",
+    "invite", "set",
+}  # fmt: skip
 
 
 async def operation_ids(client: httpx.AsyncClient) -> dict[tuple[str, str], Any]:

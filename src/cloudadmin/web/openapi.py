@@ -63,6 +63,7 @@ _CONFLICTS = {
     "create_amqp_subscription": "The account already has a subscription",
     "create_webhook_subscription": "The account already has a webhook subscription",
     "update_listener": "The listener is locked by a task",
+    "update_listener_name": "The listener is locked by a task",
 }
 # POST: a repeated Idempotency-Key with another request.
 _POST_ERRORS = {

@@ -62,18 +62,32 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     # iam: activity log
     ("GET", "/iam/activity_log/requests"): "list_activity_log_requests",
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
-    # iam: API tokens (SDK: iam.api_tokens)
-    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens",
-    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token",
-    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
-    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
+    # iam: API tokens (SDK: iam.api_tokens, which calls the v2 paths; v1 keeps its paths
+    # under ids of its own)
+    ("GET", "/iam/v2/clients/{clientId}/tokens"): "list_api_tokens",
+    ("POST", "/iam/v2/clients/{clientId}/tokens"): "create_api_token",
+    ("GET", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
+    ("DELETE", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
+    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens_v1",
+    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token_v1",
+    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token_v1",
+    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token_v1",
+    # iam: invitations (SDK: iam.users.invite) and the link they mail
+    ("POST", "/iam/clients/invite_user"): "invite_user",
+    ("POST", "/iam/auth/set-password"): "set_user_password",
     # billing
     ("GET", "/billing/org/v1/addendums"): "list_addendums",
     ("GET", "/billing/org/v1/addendums/{id}"): "get_addendum",
     # cloud: load-balancer listeners (SDK: cloud.load_balancers.listeners)
     ("GET", _LISTENERS): "list_listeners",
     ("GET", _LISTENERS + "/{listener_id}"): "get_listener",
-    ("PATCH", _LISTENERS + "/{listener_id}"): "update_listener",
+    ("PATCH", _LISTENERS + "/{listener_id}"): "update_listener_name",  # deprecated: v2
+    ("PATCH", "/cloud/v2/lblisteners/{project_id}/{region_id}/{listener_id}"): "update_listener",
+    # cloud: tasks (SDK: cloud.tasks)
+    ("GET", "/cloud/v1/tasks"): "list_tasks",
+    ("GET", "/cloud/v1/tasks/{task_id}"): "get_task",
+    ("POST", "/cloud/v1/tasks/{task_id}/acknowledge"): "acknowledge_task",
+    ("POST", "/cloud/v1/tasks/acknowledge_all"): "acknowledge_all_tasks",
     # cloud: snapshot lifecycle policies (SDK: cloud.snapshot_schedules)
     ("GET", _POLICIES): "list_snapshot_schedules",
     ("GET", _POLICIES + "/{policy_id}"): "get_snapshot_schedule",
