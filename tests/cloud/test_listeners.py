@@ -411,6 +411,18 @@ class TestListListeners:
         )
         assert [x["id"] for x in r.json()["results"]] == [mine]
 
+    async def test_name_filter_is_the_exact_name(
+        self, client: httpx.AsyncClient, session: AsyncSession, cl: CloudLandscape
+    ):
+        mine = await make_listener(session, cl.project, cl.region, name="web-http")
+        await make_listener(session, cl.project, cl.region, name="web-https")
+        await make_listener(session, cl.project, cl.region, name="WEB-HTTP")
+        r = await client.get(
+            self.list_url(cl), params={"name": "web-http"}, headers=auth(cl.ls.client_member)
+        )
+        assert r.status_code == 200, r.text
+        assert (r.json()["count"], [x["id"] for x in r.json()["results"]]) == (1, [mine])
+
     @pytest.mark.parametrize(
         ("param", "value"), [("limit", 0), ("limit", 1001), ("offset", -1), ("limit", "x")]
     )

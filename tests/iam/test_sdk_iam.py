@@ -2,7 +2,7 @@
 operations it calls at the provider's current paths: ``iam.api_tokens`` (the v2 token
 paths) and ``iam.users.invite`` (POST /iam/clients/invite_user). Its own client talks HTTP
 to the app (an httpx client on the ASGI transport, given to the SDK as ``http_client``),
-as tests/cloud/test_sdk.py does for the cloud side."""
+as tests/sdk/ does for the whole SDK."""
 
 from __future__ import annotations
 

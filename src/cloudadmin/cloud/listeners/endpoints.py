@@ -39,6 +39,9 @@ async def list_lblisteners(
     load_balancer_id: Annotated[
         UUID | None, Query(description="Only the listeners of this load balancer.")
     ] = None,
+    name: Annotated[
+        str | None, Query(max_length=255, description="Only the listeners of this name.")
+    ] = None,
 ) -> ListenerList:
     return await service.list_(
         session,
@@ -46,6 +49,7 @@ async def list_lblisteners(
         at,
         page,
         load_balancer_id=None if load_balancer_id is None else str(load_balancer_id),
+        name=name,
         show_stats=show_stats,
     )
 

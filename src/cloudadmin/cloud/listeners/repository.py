@@ -35,10 +35,13 @@ async def list_in(
     page: Paging,
     *,
     load_balancer_id: str | None,
+    name: str | None = None,
 ) -> tuple[int, Sequence[Listener]]:
     conds = [Listener.project_id == project_id, Listener.region_id == region_id]
     if load_balancer_id is not None:
         conds.append(Listener.load_balancer_id == load_balancer_id)
+    if name is not None:  # the SDK's `name` filter: the exact name
+        conds.append(Listener.name == name)
     count = await count_rows(session, Listener, *conds)
     rows = await session.execute(
         sliced(select(Listener).where(*conds).order_by(Listener.name, Listener.id), page)

@@ -98,11 +98,12 @@ async def list_(
     page: Paging,
     *,
     load_balancer_id: str | None,
+    name: str | None = None,
     show_stats: bool,
 ) -> ListenerList:
     project = await scoping.visible_project(session, caller, at.project_id)
     count, rows = await repository.list_in(
-        session, project.id, at.region_id, page, load_balancer_id=load_balancer_id
+        session, project.id, at.region_id, page, load_balancer_id=load_balancer_id, name=name
     )
     return ListenerList(count=count, results=[_out(r, show_stats=show_stats) for r in rows])
 
