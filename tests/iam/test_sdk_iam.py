@@ -2,7 +2,7 @@
 operations it calls at the provider's current paths: ``iam.api_tokens`` (the v2 token
 paths) and ``iam.users.invite`` (POST /iam/clients/invite_user). Its own client talks HTTP
 to the app (an httpx client on the ASGI transport, given to the SDK as ``http_client``),
-as tests/sdk/ does for the whole SDK."""
+(the walk of the whole SDK, against a real server, is tests/sdk/)."""
 
 from __future__ import annotations
 
