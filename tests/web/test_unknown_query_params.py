@@ -128,11 +128,14 @@ async def test_unknown_parameter_is_refused_by_name(
     assert list(_field_errors(both, op.path)) == [*typo, "b", "c"]
 
 
-async def test_refused_before_the_key_is_checked_and_logged(
+async def test_the_key_is_checked_first_and_the_refusal_logged(
     client: httpx.AsyncClient, session: AsyncSession
 ) -> None:
-    """A valid key's refused request is in the activity log, as every other 400."""
+    """As for any other parameter's 400: a bad key is a 401, and a valid key's refused
+    request is in the activity log with its caller."""
     cl = await cloud_landscape(session)
+    bad = await client.get("/iam/clients/me", params={"x": "1"}, headers=auth("1_wrong"))
+    assert bad.status_code == 401, bad.text
     r = await client.get("/iam/clients/me", params={"x": "1"}, headers=auth(cl.ls.reseller))
     assert r.status_code == 400 and list(r.json()["errors"]) == ["x"]
     log = await client.get(
@@ -142,3 +145,4 @@ async def test_refused_before_the_key_is_checked_and_logged(
     )
     (entry,) = log.json()["result"]
     assert entry["status_code"] == 400 and entry["query_params"] == "x=1"
+    assert entry["client"] == cl.ls.reseller_account.id

@@ -15,7 +15,7 @@ a query model (web/query_model.py), as the OpenAPI document lists them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from functools import cache
 from typing import Any
 
@@ -25,6 +25,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.requests import Request
 
+from cloudadmin.auth.deps import get_caller
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
 
 UNKNOWN = "Unknown query parameter; this operation takes: {taken}."
@@ -54,19 +55,27 @@ def documented_query(route: APIRoute) -> frozenset[str]:
     return frozenset(_names(route.dependant))
 
 
-def unknown_query_guard(route: APIRoute) -> Callable[[Request], None]:
+def unknown_query_guard(
+    route: APIRoute, *, authenticates: bool
+) -> Callable[[Request], Coroutine[Any, Any, None]]:
     """A check of a request's query names against what ``route`` documents: raises the
     400 of FastAPI's own validation (``RequestValidationError``, located ``("query",
-    name)``) for each unknown name, in the query's order."""
+    name)``) for each unknown name, in the query's order.
+
+    On a route that ``authenticates``, the key is checked first, as it is before any
+    other parameter's 400: a bad key is a 401, and a refused request of a valid key is
+    logged (activity and access logs) with its caller."""
     known = documented_query(route)
     taken = ", ".join(sorted(known)) or "none"
 
-    def check(request: Request) -> None:
+    async def check(request: Request) -> None:
         query = request.scope.get("query_string", b"")
         if not query:  # the common request: nothing to parse
             return
         unknown = [name for name in dict.fromkeys(request.query_params) if name not in known]
         if unknown:
+            if authenticates:
+                await get_caller(request)  # the handler, which would check it, never runs
             raise RequestValidationError([_error(name, taken) for name in unknown])
 
     return check

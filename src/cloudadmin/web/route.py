@@ -164,7 +164,7 @@ class ApiRoute(APIRoute):
         self.calls_directly = direct is not None
         handle = direct or solved
         body_kind = _body_kind(self)
-        refuse_unknown_query = unknown_query_guard(self)
+        refuse_unknown_query = unknown_query_guard(self, authenticates=self.authenticates)
         action = self.name
         # Its requests are logged, even one refused before its key was checked.
         logged = self.authenticates
@@ -220,7 +220,7 @@ class ApiRoute(APIRoute):
             request.state.db = db
             try:
                 # Inside the turn, so that a refusal of a valid key's request is logged.
-                refuse_unknown_query(request)
+                await refuse_unknown_query(request)
                 _check_content_type(request, body_kind)
                 await check_request_text(request, json_body=body_kind == "json")
                 response = await handle(request)
