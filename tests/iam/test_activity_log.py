@@ -41,7 +41,7 @@ class TestRecording:
         self, client: httpx.AsyncClient, ls: Landscape, session: AsyncSession
     ):
         r = await client.post(
-            f"{SELLERS}?dry=1",
+            SELLERS,
             json={"email": "s@x.example", "full_name": "S"},
             headers={**auth(ls.reseller), "X-Request-ID": "req-1"},
         )
@@ -49,7 +49,7 @@ class TestRecording:
         [entry] = await entries(session)
         assert entry.method == "POST"
         assert entry.path == SELLERS
-        assert entry.query_params == "dry=1"
+        assert entry.query_params == ""
         assert entry.status_code == 200
         assert entry.reverted is False
         assert entry.token_id == int(ls.reseller.split("_")[0])
@@ -124,7 +124,7 @@ class TestListing:
         for i in range(3):
             await client.get(f"{SELLERS}/{i + 1}", headers=auth(ls.reseller))
         page = await log_of(client, ls.reseller)
-        assert set(page) == {"count", "result"}  # next/previous absent at the ends
+        assert page["next"] is None and page["previous"] is None  # null at the ends
         assert page["count"] == 3
         assert [r["path"] for r in page["result"]] == [
             f"{SELLERS}/3",
@@ -168,7 +168,7 @@ class TestListing:
             "status_code": ["404"],
         }
         last = await log_of(client, ls.reseller, limit=2, offset=4, status_code="404")
-        assert "next" not in last and len(last["result"]) == 1
+        assert last["next"] is None and len(last["result"]) == 1
 
     async def test_filters(self, client: httpx.AsyncClient, ls: Landscape):
         await client.get(f"{SELLERS}/1", headers=auth(ls.client_admin))  # 403

@@ -75,6 +75,7 @@ class TestOpenApi:
         assert phone["maxLength"] == 30 and phone["pattern"] == r"^[a-z0-9+\-()#, *]*$"
         page = schemas["ActivityLogPage"]
         assert set(page["properties"]) == {"count", "result", "next", "previous"}
+        assert set(page["required"]) == {"count", "result", "next", "previous"}
 
     async def test_patch_bodies_advertise_null_only_where_it_is_taken(
         self, client: httpx.AsyncClient

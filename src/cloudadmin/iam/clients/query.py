@@ -95,8 +95,8 @@ NO_DATA = " This service keeps no such data about accounts: a value matches no a
 
 
 class ClientListQuery(LenientBody):
-    """Query parameters of GET /iam/clients; unknown parameters are ignored, as the
-    provider does."""
+    """Query parameters of GET /iam/clients; a parameter not listed here is refused
+    (web/query_rule.py)."""
 
     limit: Annotated[
         int | None,
