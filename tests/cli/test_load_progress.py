@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cloudadmin.startup import describe_url
 from tests.cli.terminal import run_in_terminal
 from tests.importer.documents import addendum, example
 
@@ -25,6 +26,10 @@ def env(database_url: str, tmp_path: Path, app: object) -> dict[str, str]:
         "CLOUDADMIN_SECRET_KEY": "progress-test-secret",
         "CLOUDADMIN_DATA_DIR": str(tmp_path / "data"),
     }
+
+
+def named(env: dict[str, str]) -> str:
+    return f"database: {describe_url(env['CLOUDADMIN_DATABASE_URL'])}\n"
 
 
 @pytest.fixture
@@ -58,7 +63,8 @@ class TestProgress:
             text=True,
             timeout=120,
         )
-        assert (done.returncode, done.stderr) == (0, "")
+        # stderr: only the database it loaded into (tests/cli/test_database.py).
+        assert (done.returncode, done.stderr) == (0, named(env))
         assert done.stdout == (
             "loaded 12010 records (clients 2, users 3, api_keys 3, projects 1, regions 1, "
             "addendums 12000)\n"
@@ -79,6 +85,6 @@ class TestProgress:
             timeout=120,
         )
         assert (done.returncode, done.stdout) == (1, "")
-        assert done.stderr == (
+        assert done.stderr == named(env) + (
             "error: /users/2/client: no client with id 4242 in the document or the database\n"
         )
