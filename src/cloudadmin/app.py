@@ -213,7 +213,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         read_sessionmaker=create_read_sessionmaker(read_engine),
         turns=Turns(settings.db_pool_size, settings.db_pool_timeout),
         throttle=Throttle.from_settings(settings),
-        secret_box=SecretBox(settings.resolved_secret_key()),
+        secret_box=SecretBox(*settings.secret_keys()),
         outbound=Outbound.from_settings(settings),
         request_log=recorder.RequestRecorder(
             read_engine, settings.activity_log_read_batch_ms / 1000

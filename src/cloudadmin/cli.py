@@ -164,7 +164,8 @@ def load(
 def export(
     target: Annotated[str, typer.Argument(help="File to write, or - for stdout.")] = "-",
 ) -> None:
-    """Write the whole database as a landscape document that `load` reads (docs/import.md)."""
+    """Write the landscape as a document `load` reads, to move it to another deployment
+    (docs/import.md); not a backup (docs/operations.md, "Backup and restore")."""
     from cloudadmin.exporter.command import run_export
 
     raise typer.Exit(run_export(_ready_settings(), target))

@@ -19,9 +19,11 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import AmqpSubscription, Branding, WebhookSubscription
+from cloudadmin.db.models.events import MailMessage
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
 from cloudadmin.db.secret_rotation import KINDS, rotate_secrets
+from cloudadmin.events.mail import SEALED_KINDS, enqueue_invitation
 from cloudadmin.kit.crypto import SecretBox
 from tests.cli.commands import environment, run_async
 from tests.factories import auth, landscape, make_client, next_id
@@ -29,6 +31,7 @@ from tests.factories import auth, landscape, make_client, next_id
 KEY_A = "test-secret-key"  # conftest's: the app of the `client` fixture stores under it
 KEY_B = "the-new-secret-key-b"
 ACCOUNTS = 5  # AMQP and webhook subscriptions, one per account; batches of 2 below
+PLAIN_MAIL = "Someone failed to sign in as ops@example.com."
 
 
 class Stored:
@@ -40,6 +43,7 @@ class Stored:
         self.branding: dict[int, str] = {}
         self.answers: dict[str, str] = {}
         self.marks: dict[str, str] = {}
+        self.mails: dict[str, str] = {}  # the bodies of unsent mails, by recipient
 
 
 @pytest.fixture
@@ -89,6 +93,33 @@ async def stored(session: AsyncSession, app: object) -> Stored:
             mail_password_encrypted=box.encrypt("smtp-pass-1"),
         )
     )
+    # An invitation waiting in the outbox holds its set-password link encrypted; a plain
+    # mail beside it is not a secret and stays as it is.
+    invitation = await enqueue_invitation(
+        session,
+        box,
+        reseller_id=ls.reseller_account.id,
+        recipient="invited@example.com",
+        company="Acme",
+        brand=None,
+        link="https://panel.example/set-password?token=the-link-token",
+        valid_hours=24,
+    )
+    made.mails["invited@example.com"] = box.decrypt(invitation.body)
+    made.mails["ops@example.com"] = PLAIN_MAIL
+    session.add(
+        MailMessage(
+            kind="failed_login",
+            reseller_id=ls.reseller_account.id,
+            recipients=["ops@example.com"],
+            subject="Failed sign-in",
+            body=PLAIN_MAIL,
+            created_at=now,
+            next_attempt_at=now,
+            attempts=0,
+            sent=False,
+        )
+    )
     made.marks["demo"] = json.dumps({"operator": "1_x"})
     session.add(InstanceMark(name="demo", value=box.encrypt(made.marks["demo"])))
     await session.commit()
@@ -116,6 +147,10 @@ async def decrypted(session: AsyncSession, box: SecretBox) -> Stored:
         found.answers[key] = box.decrypt(body.removeprefix(b"sealed:").decode())
     for name, token in await session.execute(select(InstanceMark.name, InstanceMark.value)):
         found.marks[name] = box.decrypt(token)
+    for kind, recipients, body in await session.execute(
+        select(MailMessage.kind, MailMessage.recipients, MailMessage.body)
+    ):
+        found.mails[recipients[0]] = box.decrypt(body) if kind in SEALED_KINDS else body
     await session.rollback()  # an open transaction on SQLite holds the write lock
     return found
 
@@ -180,10 +215,12 @@ async def test_rotate_then_restart_without_the_old_key(
         f"webhook authorization headers: {ACCOUNTS} re-encrypted, 0 already under the current key",
         "branding mail server passwords: 1 re-encrypted, 0 already under the current key",
         f"idempotent answers: {ACCOUNTS} re-encrypted, 0 already under the current key",
+        "unsent mails holding a link: 1 re-encrypted, 0 already under the current key",
         "instance marks: 1 re-encrypted, 0 already under the current key",
     ]
     output = done.stdout + done.stderr
-    for secret in [*stored.amqp.values(), *stored.webhooks.values(), "smtp-pass-1", KEY_A, KEY_B]:
+    secrets = [*stored.amqp.values(), *stored.webhooks.values(), "smtp-pass-1", "the-link-token"]
+    for secret in [*secrets, KEY_A, KEY_B]:
         assert secret not in output
 
     # Key A is gone: everything decrypts under B alone, to what was stored.

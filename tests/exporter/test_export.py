@@ -19,6 +19,7 @@ from cloudadmin.db.models import AmqpSubscription, ApiKey, Branding, User
 from cloudadmin.importer import LoadError, load_into, parse_document
 from cloudadmin.importer.kinds import KINDS
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.startup import describe_url
 from tests.cleaning import empty_all_tables
 from tests.cli.terminal import run_in_terminal
 from tests.exporter.helpers import export_text, full_landscape
@@ -151,6 +152,7 @@ class TestCommand:
 
     async def test_a_file_is_written_with_a_summary(
         self,
+        database_url: str,
         settings: Settings,
         env: dict[str, str],
         client: httpx.AsyncClient,
@@ -160,7 +162,8 @@ class TestCommand:
         await full_landscape(settings, client, session)
         target = tmp_path / "out.json"
         done = await asyncio.to_thread(export_command, env, str(target))
-        assert (done.returncode, done.stderr) == (0, "")
+        # stderr names the database it read, and nothing else
+        assert (done.returncode, done.stderr) == (0, f"database: {describe_url(database_url)}\n")
         assert done.stdout.startswith("exported 335 records (clients 4, users 8, api_keys 7,")
         assert target.read_text(encoding="utf-8") == await export_text(settings)
         assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no partial file left
@@ -183,6 +186,7 @@ class TestCommand:
 
     async def test_a_dash_writes_only_the_document_to_stdout(
         self,
+        database_url: str,
         settings: Settings,
         env: dict[str, str],
         client: httpx.AsyncClient,
@@ -190,7 +194,7 @@ class TestCommand:
     ) -> None:
         await full_landscape(settings, client, session)
         done = await asyncio.to_thread(export_command, env, "-")
-        assert (done.returncode, done.stderr) == (0, "")
+        assert (done.returncode, done.stderr) == (0, f"database: {describe_url(database_url)}\n")
         assert done.stdout == await export_text(settings)
 
     async def test_an_unwritable_file_exits_1(
@@ -199,4 +203,4 @@ class TestCommand:
         target = tmp_path / "missing-dir" / "out.json"
         done = await asyncio.to_thread(export_command, env, str(target))
         assert (done.returncode, done.stdout) == (1, "")
-        assert done.stderr.startswith(f"error: cannot write {target}:")
+        assert done.stderr.splitlines()[1].startswith(f"error: cannot write {target}:")

@@ -18,6 +18,7 @@ from sqlalchemy import Column, Table, and_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from cloudadmin.db.models import AmqpSubscription, Branding, WebhookSubscription
+from cloudadmin.db.models.events import MailMessage
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
 from cloudadmin.kit.crypto import SecretBox
@@ -42,6 +43,17 @@ class SecretKind:
     @property
     def key(self) -> Sequence[Column[object]]:
         return list(self.table.primary_key.columns)
+
+
+# A Fernet token starts so (its version byte, 0x80, in URL-safe base64). Of the mails
+# waiting in the outbox only the sealed kinds (events/mail.py, SEALED_KINDS: the
+# invitation's set-password link) are stored encrypted; the others are plain text,
+# which never starts with it.
+_FERNET = "gAAAAA"
+
+
+def _sealed_mail(value: object) -> str | None:
+    return value if isinstance(value, str) and value.startswith(_FERNET) else None
 
 
 def _sealed_token(value: object) -> str | None:
@@ -72,6 +84,12 @@ KINDS: tuple[SecretKind, ...] = (
         "body",
         token=_sealed_token,
         store=lambda token: _SEALED + token.encode(),
+    ),
+    SecretKind(
+        "unsent mails holding a link",
+        MailMessage.__table__,  # type: ignore[arg-type]
+        "body",
+        token=_sealed_mail,
     ),
     SecretKind(
         "instance marks",

@@ -87,7 +87,7 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
         try:
             return await start_demo(
                 engine,
-                SecretBox(settings.resolved_secret_key()),
+                SecretBox(*settings.secret_keys()),
                 _describe(settings),
                 reset=reset,
                 probe=lambda: find_local_services(settings),

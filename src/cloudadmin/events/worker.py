@@ -30,7 +30,7 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
     engine = create_engine(dispatcher_settings(settings))
     dispatcher = Dispatcher(
         engine,
-        SecretBox(settings.resolved_secret_key()),
+        SecretBox(*settings.secret_keys()),
         lanes=lanes or settings.dispatcher_lanes,
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,

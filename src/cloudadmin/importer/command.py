@@ -66,7 +66,7 @@ async def load_into(
     """
     if isinstance(target, Settings):
         configure_password_hashing(target.password_hash_time_cost, target.password_hash_memory_kib)
-        box = secret_box or SecretBox(target.resolved_secret_key())
+        box = secret_box or SecretBox(*target.secret_keys())
         engine = create_engine(target)
         try:
             return await load_into(engine, document, box, progress)
