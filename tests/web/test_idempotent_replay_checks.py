@@ -16,7 +16,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.deps import CurrentCaller, Session
-from cloudadmin.db.models import ApiKey, IdempotencyKey, NotificationSetting, User
+from cloudadmin.db.models import ApiKey, Branding, IdempotencyKey, NotificationSetting, User
 from cloudadmin.db.models.accounts import user_groups
 from cloudadmin.kit.crypto import hash_api_secret
 from cloudadmin.web.idempotency import Idempotent
@@ -30,7 +30,17 @@ ADMINISTRATORS, USERS = 1, 2
 
 @pytest.fixture
 async def ls(session: AsyncSession) -> Landscape:
-    return await landscape(session)
+    """The landscape; its reseller has a mail server, which an invitation needs (nothing
+    is sent here: the mail waits in the outbox)."""
+    ls = await landscape(session)
+    session.add(
+        Branding(
+            reseller_id=ls.reseller_account.id,
+            mail_server={"host": "127.0.0.1", "port": "2525", "tls": False, "login": ""},
+        )
+    )
+    await session.commit()
+    return ls
 
 
 async def role_key(
@@ -100,10 +110,13 @@ class Keyed:
 
     name: str
     path: Any  # (Landscape) -> str
-    body: dict[str, object]
+    body: Any  # dict[str, object], or (Landscape) -> dict[str, object]
     allowed: str  # attribute of Callers or of its Landscape
     refused: tuple[str, ...]
     another_credential: str
+
+    def body_for(self, ls: Landscape) -> dict[str, object]:
+        return self.body(ls) if callable(self.body) else self.body
 
 
 def token_of(c: Callers, name: str) -> str:
@@ -162,6 +175,26 @@ KEYED = [
         "admin_again",
     ),
     Keyed(
+        "api tokens v2",
+        lambda ls: f"/iam/v2/clients/{ls.client_account.id}/tokens",
+        TOKEN,
+        "client_admin",
+        ("client_member", "admin_as_users", "other_client_admin"),
+        "admin_again",
+    ),
+    Keyed(
+        "invitations",
+        lambda ls: "/iam/clients/invite_user",
+        lambda ls: {
+            "email": "new.hire@shop.example",
+            "user_role": {"id": 5, "name": "Engineers"},
+            "client_id": ls.client_account.id,
+        },
+        "client_admin",
+        ("client_member", "admin_as_users", "other_client_admin"),
+        "admin_again",
+    ),
+    Keyed(
         "notification settings",
         lambda ls: f"/iam/reselling/resellers/{ls.reseller_account.id}/notification_settings",
         {"notification_type": "deletion_request", "email": "alerts@acme.example"},
@@ -195,6 +228,8 @@ PATHS = {
     "sellers": "/iam/admin/sellers",
     "client users": "/iam/clients/{clientId}/client-users/create",
     "api tokens": "/iam/clients/{clientId}/tokens",
+    "api tokens v2": "/iam/v2/clients/{clientId}/tokens",
+    "invitations": "/iam/clients/invite_user",
     "notification settings": "/iam/reselling/resellers/{resellerId}/notification_settings",
     "amqp subscription": "/cloud/v1/user_actions/subscribe_amqp",
     "webhook subscription": "/cloud/v1/user_actions/subscribe",
@@ -230,13 +265,13 @@ class TestEveryKeyedOperation:
     ):
         path = op.path(callers.ls)
         first = await client.post(
-            path, json=op.body, headers=with_key(token_of(callers, op.allowed))
+            path, json=op.body_for(callers.ls), headers=with_key(token_of(callers, op.allowed))
         )
         assert first.status_code < 300, first.text
         for name in op.refused:
             token = token_of(callers, name)
-            keyed = await client.post(path, json=op.body, headers=with_key(token))
-            unkeyed = await client.post(path, json=op.body, headers=auth(token))
+            keyed = await client.post(path, json=op.body_for(callers.ls), headers=with_key(token))
+            unkeyed = await client.post(path, json=op.body_for(callers.ls), headers=auth(token))
             assert unkeyed.status_code in (400, 403, 404), (name, unkeyed.text)
             same_answer(keyed, unkeyed)
             if first.content:
@@ -247,11 +282,13 @@ class TestEveryKeyedOperation:
     ):
         path = op.path(callers.ls)
         first = await client.post(
-            path, json=op.body, headers=with_key(token_of(callers, op.allowed))
+            path, json=op.body_for(callers.ls), headers=with_key(token_of(callers, op.allowed))
         )
         assert first.status_code < 300, first.text
         other = await client.post(
-            path, json=op.body, headers=with_key(token_of(callers, op.another_credential))
+            path,
+            json=op.body_for(callers.ls),
+            headers=with_key(token_of(callers, op.another_credential)),
         )
         assert other.status_code == 422, other.text
         assert "Idempotency-Key" in other.json()["message"]
@@ -261,8 +298,8 @@ class TestEveryKeyedOperation:
         self, client: httpx.AsyncClient, callers: Callers, op: Keyed
     ):
         path, token = op.path(callers.ls), token_of(callers, op.allowed)
-        first = await client.post(path, json=op.body, headers=with_key(token))
-        again = await client.post(path, json=op.body, headers=with_key(token))
+        first = await client.post(path, json=op.body_for(callers.ls), headers=with_key(token))
+        again = await client.post(path, json=op.body_for(callers.ls), headers=with_key(token))
         assert first.status_code < 300, first.text
         assert (again.status_code, again.content) == (first.status_code, first.content)
         assert again.headers["Idempotent-Replayed"] == "true"
