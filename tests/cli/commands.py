@@ -5,6 +5,7 @@ Python for each command. Commands that serve run as processes (test_database.py)
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -50,3 +51,17 @@ async def run_async(
 ) -> subprocess.CompletedProcess[str]:
     """``run`` on a thread of its own: the command runs its own event loop."""
     return await asyncio.to_thread(run, env, *args, stdin=stdin)
+
+
+def json_lines(text: str) -> list[dict[str, object]]:
+    """Every line of ``text`` parsed as a JSON object (an assertion error names the
+    first that is not one)."""
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise AssertionError(f"not a JSON line: {line!r}\nin:\n{text}") from None
+        assert isinstance(record, dict), line
+        records.append(record)
+    return records

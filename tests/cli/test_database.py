@@ -6,7 +6,6 @@ nothing made); with CLOUDADMIN_LOG_FORMAT=json every line a command writes is JS
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sqlite3
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from cloudadmin.config import async_database_url
-from tests.cli.commands import environment, run, run_async
+from tests.cli.commands import environment, json_lines, run, run_async
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 from tests.servers import free_port, wait_until_healthy
 
@@ -166,20 +165,6 @@ class TestNeedsItsSchema:
         migrated = run(env, "migrate")
         assert migrated.returncode == 0, migrated.stderr
         assert run(env, "apikey", "list").returncode == 0
-
-
-def json_lines(text: str) -> list[dict[str, object]]:
-    """Every line of ``text`` parsed as a JSON object (an assertion error names the
-    first that is not one)."""
-    records = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            raise AssertionError(f"not a JSON line: {line!r}\nin:\n{text}") from None
-        assert isinstance(record, dict), line
-        records.append(record)
-    return records
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_engine
 from cloudadmin.demo.history import local_base
 from cloudadmin.demo.local_services import amqp_address, listening, smtp_address
+from tests.cli.commands import json_lines
 from tests.importer.documents import EXAMPLE
 from tests.servers import free_port, wait_until_healthy
 from tests.waiting import until
@@ -254,6 +255,22 @@ class TestFirstStart:
             assert "demo landscape loaded" in started.out
         assert (data_dir / "demo.db").exists()
         assert not (data_dir / "cloudadmin.db").exists()
+
+    def test_with_the_json_log_format_every_line_is_json(
+        self, demo_env: dict[str, str], tmp_path: Path
+    ):
+        env = {**demo_env, "CLOUDADMIN_LOG_FORMAT": "json"}
+        with demo(env, tmp_path / "logs") as started:
+            records = json_lines(started.out) + json_lines(started.err)
+            keys = parse_keys("\n".join(str(r["message"]) for r in records))
+            assert set(keys) == KINDS
+            assert status(started.base, keys["operator"]) == 200
+        messages = [str(r["message"]) for r in records]
+        assert (
+            "demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW=127.0.0.0/8,::1)"
+            in messages
+        )
+        assert any(m.startswith("try: curl") for m in messages)
 
     def test_the_banner_shows_the_cloud_side_and_its_curl_works(
         self, demo_env: dict[str, str], tmp_path: Path

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import typer
 from sqlalchemy.engine import make_url
 
-from cloudadmin.config import Settings, get_settings
+from cloudadmin.config import LogFormat, Settings, get_settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.demo.history import CloudExample, start_history
 from cloudadmin.demo.instance import DemoRefused, DemoStart, check_database, start_demo
@@ -25,10 +25,17 @@ from cloudadmin.demo.local_services import (
     smtp_address,
 )
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.logs import command_line
 
 T = TypeVar("T")
 
 DEMO_OUTBOUND_ALLOW = "127.0.0.0/8,::1"
+
+
+def _echo(settings: Settings, message: str, *, err: bool = False, level: str = "info") -> None:
+    """A line of the demo's (its steps, its keys), in the log format: with
+    CLOUDADMIN_LOG_FORMAT=json every line serve writes is JSON, the banner's too."""
+    typer.echo(command_line(settings.log_format, message, level=level), err=err)
 
 
 def prepare_demo(settings: Settings) -> Settings:
@@ -38,7 +45,7 @@ def prepare_demo(settings: Settings) -> Settings:
     settings = get_settings()
     if settings.uses_embedded_default:
         settings.ensure_data_dir()
-    _run_demo_step(_check_demo_database(settings))
+    _run_demo_step(settings, _check_demo_database(settings))
     return settings
 
 
@@ -53,7 +60,8 @@ def demo_environment(settings: Settings) -> None:
     os.environ["CLOUDADMIN_DEMO"] = "true"
     if not settings.outbound_allow:
         os.environ["CLOUDADMIN_OUTBOUND_ALLOW"] = DEMO_OUTBOUND_ALLOW
-        typer.echo(
+        _echo(
+            settings,
             f"demo: connections to loopback allowed (CLOUDADMIN_OUTBOUND_ALLOW="
             f"{DEMO_OUTBOUND_ALLOW})",
             err=True,
@@ -61,12 +69,13 @@ def demo_environment(settings: Settings) -> None:
     get_settings.cache_clear()
 
 
-def _run_demo_step(step: Coroutine[Any, Any, T]) -> T:
+def _run_demo_step(settings: Settings, step: Coroutine[Any, Any, T]) -> T:
     """Runs a demo step; a refusal is one line on stderr and exit status 1."""
     try:
         return asyncio.run(step)
     except DemoRefused as exc:
-        typer.echo(f"error: {exc}", err=True)
+        text = str(exc) if settings.log_format is LogFormat.json else f"error: {exc}"
+        _echo(settings, text, err=True, level="error")
         raise typer.Exit(1) from None
 
 
@@ -95,64 +104,75 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
         finally:
             await engine.dispose()
 
-    started = _run_demo_step(run())
+    started = _run_demo_step(settings, run())
     if started.services is not None:
         _echo_local_services(settings, started.services)
-        typer.echo("demo landscape loaded; one API key per kind of caller:")
+        _echo(settings, "demo landscape loaded; one API key per kind of caller:")
     else:
-        typer.echo(
+        _echo(
+            settings,
             f"demo landscape kept as it is (seeded {started.made_at:%Y-%m-%d %H:%M} "
-            "UTC; --reset starts over); one API key per kind of caller:"
+            "UTC; --reset starts over); one API key per kind of caller:",
         )
     keys = started.keys
     width = max(len(kind) for kind in keys)
     for kind, token in keys.items():
         note = "  (no longer valid: revoked or expired)" if kind in started.invalid else ""
-        typer.echo(f"  {kind:<{width}}  {token}{note}")
+        _echo(settings, f"  {kind:<{width}}  {token}{note}")
     some = keys.get("reseller") or next(iter(keys.values()))
-    typer.echo(
+    _echo(
+        settings,
         f"try: curl -H 'Authorization: apikey {some}' "
-        f"http://{host}:{port}/iam/activity_log/requests"
+        f"http://{host}:{port}/iam/activity_log/requests",
     )
     if started.example is not None and "client_admin" in keys:
-        _echo_cloud(started.example, keys["client_admin"], host, port)
+        _echo_cloud(settings, started.example, keys["client_admin"], host, port)
     if started.services is not None:
         # Seeded now: a few requests of its own once the server answers, so that the
         # activity log above is not empty (demo/history.py).
         start_history(host, port, keys, started.example)
 
 
-def _echo_cloud(example: CloudExample, token: str, host: str, port: int) -> None:
+def _echo_cloud(
+    settings: Settings, example: CloudExample, token: str, host: str, port: int
+) -> None:
     """The cloud side: the project and region of the client's resources, and one read."""
-    typer.echo(
+    _echo(
+        settings,
         f"cloud: client {example.client_id}'s project {example.project_id}, region "
-        f"{example.region_id}; its listener {example.name}, as the client's administrator:"
+        f"{example.region_id}; its listener {example.name}, as the client's administrator:",
     )
-    typer.echo(f"try: curl -H 'Authorization: apikey {token}' http://{host}:{port}{example.path}")
+    _echo(
+        settings, f"try: curl -H 'Authorization: apikey {token}' http://{host}:{port}{example.path}"
+    )
 
 
 def _echo_local_services(settings: Settings, services: LocalServices) -> None:
     amqp_host, amqp_port = amqp_address(settings.demo_amqp_url)
     if services.amqp_url:
-        typer.echo(
+        _echo(
+            settings,
             f"demo: client 2001's AMQP subscription publishes to the broker at "
             f"{amqp_host}:{amqp_port} (exchange amq.topic, routing key cloudadmin)",
             err=True,
         )
     else:
-        typer.echo(
+        _echo(
+            settings,
             f"demo: no broker at {amqp_host}:{amqp_port}: no AMQP subscription "
             "(CLOUDADMIN_DEMO_AMQP_URL)",
             err=True,
         )
     smtp_host, smtp_port = smtp_address(settings.demo_smtp_server)
     if services.smtp:
-        typer.echo(
+        _echo(
+            settings,
             f"demo: the reseller's mail goes to the SMTP server at {smtp_host}:{smtp_port}",
             err=True,
         )
     else:
-        typer.echo(
+        _echo(
+            settings,
             f"demo: no SMTP server at {smtp_host}:{smtp_port}: the reseller has no "
             "mail server (CLOUDADMIN_DEMO_SMTP_SERVER)",
             err=True,
