@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     redis_timeout_ms: int = Field(default=50, ge=1, le=5000)
     # Prefix of the limiters' Redis keys: deployments sharing one Redis keep apart.
     limits_key_prefix: str = "cloudadmin"
+    # The Admin Portal's sign-in sessions (docs/portal.md): one ends after this many
+    # minutes without a request, and this many hours after its sign-in whatever its use.
+    portal_session_idle_minutes: float = Field(default=30, gt=0, le=24 * 60)
+    portal_session_lifetime_hours: float = Field(default=12, gt=0, le=30 * 24)
     # Peers whose X-Forwarded-For is honoured (CIDRs or addresses); none by default.
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Destinations the service may connect to (brokers, mail servers, webhooks) although
