@@ -44,6 +44,7 @@ from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
+from cloudadmin.portal import routes as portal
 from cloudadmin.web import docs_pages, metrics_page, route_index
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
@@ -232,9 +233,10 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     # routes, 67 µs straight in (docs/performance.md, 2026-11-26). Each route already
     # holds what its router gave it (tags, dependencies, route class, operation id).
     routers = [health, metrics_page.router] if settings.metrics_enabled else [health]
-    for router in [*routers, docs_pages.router, *API_ROUTERS]:
+    for router in [*routers, docs_pages.router, portal.router, *API_ROUTERS]:
         app.router.routes.extend(router.routes)
     app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
+    app.mount(portal.STATIC_PATH, portal.static_files(), name="portal-static")
     route_index.install(app.router)
 
     async def handle(request: Request, exc: Exception) -> JSONResponse:

@@ -1,0 +1,109 @@
+"""The portal's pages: templates filled with escaped values, and the headers every
+portal answer carries (docs/portal.md, "Security headers")."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Coroutine
+from functools import cache
+from importlib.resources import files
+from string import Template
+from typing import Any
+
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+# No inline script or style anywhere: every script and stylesheet is a file of ours.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "form-action 'self'; object-src 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+# Static files may be cached; everything else holds the same.
+STATIC_HEADERS = {k: v for k, v in SECURITY_HEADERS.items() if k != "Cache-Control"}
+
+
+def secure(response: Response, headers: dict[str, str] = SECURITY_HEADERS) -> Response:
+    for name, value in headers.items():
+        response.headers[name] = value
+    return response
+
+
+class PortalRoute(APIRoute):
+    """Every portal route's answer gets the security headers, whatever built it."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def secured(request: Request) -> Response:
+            return secure(await handle(request))
+
+        return secured
+
+
+class PortalStatic(StaticFiles):
+    """The portal's stylesheet and vendored htmx, with the security headers too."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        return secure(await super().get_response(path, scope), STATIC_HEADERS)
+
+
+def static_files() -> StaticFiles:
+    return PortalStatic(packages=[("cloudadmin.portal", "static")])
+
+
+@cache
+def _template(name: str) -> Template:
+    return Template(files("cloudadmin.portal").joinpath("templates", name).read_text("utf-8"))
+
+
+def fragment(template: str, /, *, markup: dict[str, str] | None = None, **values: str) -> str:
+    """A template with its values HTML-escaped; ``markup``: parts already rendered."""
+    escaped = {k: html.escape(v) for k, v in values.items()}
+    return _template(template).substitute({**escaped, **(markup or {})})
+
+
+def page(
+    title: str,
+    content: str,
+    *,
+    status: int = 200,
+    csrf_token: str | None = None,
+    navigation: str = "",
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """A whole page around ``content`` (already rendered). With a session's CSRF token,
+    htmx sends it as the X-CSRF-Token header of every request (hx-headers on <body>)."""
+    body_attributes = ""
+    if csrf_token is not None:
+        header = json.dumps({"X-CSRF-Token": csrf_token})
+        body_attributes = f' hx-headers="{html.escape(header)}"'
+    text = _template("page.html").substitute(
+        title=html.escape(title),
+        body_attributes=body_attributes,
+        navigation=navigation,
+        content=content,
+    )
+    return HTMLResponse(text, status_code=status, headers=headers)
+
+
+def refused(
+    heading: str, text: str, *, status: int, headers: dict[str, str] | None = None
+) -> HTMLResponse:
+    content = fragment(
+        "refused.html",
+        heading=heading,
+        text=text,
+        link="/portal/sign-in",
+        link_text="To the sign-in page",
+    )
+    return page(heading, content, status=status, headers=headers)

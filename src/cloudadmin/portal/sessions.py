@@ -1,0 +1,97 @@
+"""The portal's sign-in sessions, kept in the database (docs/portal.md, "Sessions").
+
+The browser's cookie holds a random id; the row is found by its SHA-256, so the table
+alone signs no one in. A session ends when it has been idle longer than
+``portal_session_idle_minutes``, when it is older than ``portal_session_lifetime_hours``,
+or when it is signed out. Services flush, the route's transaction commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.config import Settings
+from cloudadmin.db.models.portal import PortalSession
+from cloudadmin.db.types import utcnow
+
+
+def _digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A new session: the id for the cookie (never stored) and its CSRF token."""
+
+    session_id: str
+    csrf_token: str
+
+
+async def start(db: AsyncSession, user_id: int) -> Started:
+    session_id = secrets.token_urlsafe(32)
+    csrf_token = secrets.token_urlsafe(32)
+    now = utcnow()
+    db.add(
+        PortalSession(
+            id_hash=_digest(session_id),
+            user_id=user_id,
+            csrf_token=csrf_token,
+            created_at=now,
+            last_seen_at=now,
+        )
+    )
+    await db.flush()
+    return Started(session_id, csrf_token)
+
+
+def _expired(row: PortalSession, settings: Settings, now: datetime) -> bool:
+    idle = timedelta(minutes=settings.portal_session_idle_minutes)
+    lifetime = timedelta(hours=settings.portal_session_lifetime_hours)
+    return now - row.last_seen_at > idle or now - row.created_at > lifetime
+
+
+async def current(
+    db: AsyncSession, session_id: str | None, settings: Settings
+) -> PortalSession | None:
+    """The live session the cookie names, its use noted; an expired one is deleted."""
+    if not session_id:
+        return None
+    row = await db.get(PortalSession, _digest(session_id))
+    if row is None:
+        return None
+    now = utcnow()
+    if _expired(row, settings, now):
+        await db.delete(row)
+        await db.flush()
+        return None
+    row.last_seen_at = now
+    await db.flush()
+    return row
+
+
+def csrf_valid(row: PortalSession, presented: str | None) -> bool:
+    return bool(presented) and hmac.compare_digest(row.csrf_token, presented or "")
+
+
+async def end(db: AsyncSession, session_id: str) -> None:
+    """Signing out: the session's row is deleted."""
+    await db.execute(delete(PortalSession).where(PortalSession.id_hash == _digest(session_id)))
+
+
+async def end_other_sessions(db: AsyncSession, user_id: int, keep: str | None) -> int:
+    """Ends every session of the user but ``keep`` (a cookie's session id; None: all of
+    them). For a password change and "sign out the others"; how many ended."""
+    rows = select(PortalSession.id_hash).where(PortalSession.user_id == user_id)
+    if keep is not None:
+        rows = rows.where(PortalSession.id_hash != _digest(keep))
+    ended = list((await db.execute(rows)).scalars())
+    if ended:
+        await db.execute(delete(PortalSession).where(PortalSession.id_hash.in_(ended)))
+    return len(ended)

@@ -1,0 +1,91 @@
+"""Who signs in to the portal: an e-mail and a password checked against the stored
+argon2id hash (kit/crypto.py, as the API's set-password flow stores it)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.models.accounts import Client, User
+from cloudadmin.kit.crypto import hash_password, verify_password
+
+
+class PortalKind(StrEnum):
+    operator = "operator"
+    reseller = "reseller"
+    # A client account's user: its console is not part of the Admin Portal.
+    client = "client"
+
+
+@dataclass(frozen=True, slots=True)
+class PortalUser:
+    user_id: int
+    email: str
+    name: str
+    kind: PortalKind
+
+
+_dummy_hash: str | None = None
+
+
+def _dummy() -> str:
+    """A hash to verify against when the e-mail names no one who may sign in, so that
+    the answer takes as long as for a wrong password (made once, at the current cost)."""
+    global _dummy_hash
+    if _dummy_hash is None:
+        _dummy_hash = hash_password(secrets.token_urlsafe(16))
+    return _dummy_hash
+
+
+def _kind(user: User, account: Client) -> PortalKind:
+    if user.superuser:
+        return PortalKind.operator
+    if account.is_reseller:
+        return PortalKind.reseller
+    return PortalKind.client
+
+
+async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
+    found = (
+        await db.execute(
+            select(User, Client)
+            .join(Client, Client.id == User.client_id)
+            .where(User.id == user_id, ~User.deleted, User.is_active, ~Client.deleted)
+        )
+    ).first()
+    if found is None:
+        return None
+    user, account = found
+    return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
+
+
+async def check_password(db: AsyncSession, email: str, password: str) -> PortalUser | None:
+    """The user, or None for an unknown e-mail, a wrong password, and a user who may
+    not sign in (inactive, deleted, its account deleted): all alike, in about the same
+    time. The hash is verified in a thread: argon2id takes tens of milliseconds."""
+    found = (
+        await db.execute(
+            select(User, Client)
+            .join(Client, Client.id == User.client_id)
+            .where(func.lower(User.email) == email.strip().lower())
+        )
+    ).first()
+    user, account = found if found is not None else (None, None)
+    allowed = (
+        user is not None
+        and account is not None
+        and user.password_hash is not None
+        and user.is_active
+        and not user.deleted
+        and not account.deleted
+    )
+    stored = user.password_hash if allowed and user is not None else None
+    verified = await asyncio.to_thread(verify_password, stored or _dummy(), password)
+    if not (verified and allowed and user is not None and account is not None):
+        return None
+    return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
