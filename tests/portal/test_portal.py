@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.app import create_app
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
-from cloudadmin.db.models import PortalSession, User
+from cloudadmin.db.models import MailMessage, NotificationSetting, PortalSession, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.crypto import hash_password
 from cloudadmin.portal import sessions
@@ -150,6 +150,36 @@ class TestSignIn:
         )
         assert r.status_code == 403
         assert await session_rows(session) == []
+
+
+class TestFailedSignInMail:
+    async def test_a_wrong_password_mails_the_reseller_once_per_interval(
+        self, client: httpx.AsyncClient, people: dict[str, str], session: AsyncSession
+    ):
+        user_id, account_id = (
+            await session.execute(
+                select(User.id, User.client_id).where(User.email == people["reseller"])
+            )
+        ).one()
+        session.add(
+            NotificationSetting(
+                reseller_id=account_id,
+                notification_type="failed_login",
+                email="security@reseller.example",
+            )
+        )
+        await session.commit()
+        await sign_in(client, "nobody@example.com", "wrong")  # no one to tell
+        for _ in range(2):
+            assert (await sign_in(client, people["reseller"], "wrong")).status_code == 401
+        mails = list((await session.execute(select(MailMessage))).scalars())
+        session.expunge_all()
+        await session.rollback()
+        assert [(m.kind, m.recipients, m.reseller_id) for m in mails] == [
+            ("failed_login", ["security@reseller.example"], account_id)
+        ]
+        assert f"as user {user_id} of account {account_id}" in mails[0].body
+        assert "203.0.113.7" in mails[0].body
 
 
 class TestSessions:

@@ -16,12 +16,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from cloudadmin.auth.app_state import app_state
+from cloudadmin.auth.throttle import client_address
 from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.errors import Throttled
 from cloudadmin.portal import sessions
+from cloudadmin.portal.failed_sign_in import note_failed_sign_in
 from cloudadmin.portal.pages import PortalRoute, fragment, page, refused
 from cloudadmin.portal.pages import static_files as static_files  # app.py mounts it
-from cloudadmin.portal.sign_in import PortalKind, PortalUser, check_password, user_of
+from cloudadmin.portal.sign_in import PortalKind, PortalUser, Refused, check_password, user_of
 
 PREFIX = "/portal"
 STATIC_PATH = f"{PREFIX}/static"
@@ -130,9 +132,15 @@ async def sign_in(request: Request) -> Response:
     email = str(form.get("email") or "")
     async with state.sessionmaker() as db:
         user = await check_password(db, email, str(form.get("password") or ""))
-        if user is None:
+        if isinstance(user, Refused):
+            # Let go of this connection first: the notice takes one of its own.
             await db.rollback()
+            await db.close()
             await state.throttle.failed(request)
+            if user.user_id is not None:
+                await note_failed_sign_in(
+                    state.sessionmaker, user_id=user.user_id, source_ip=client_address(request)
+                )
             return _sign_in_page(request, email=email, message=WRONG, status=401)
         started = await sessions.start(db, user.user_id)
         await db.commit()

@@ -64,8 +64,16 @@ async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
 
 
-async def check_password(db: AsyncSession, email: str, password: str) -> PortalUser | None:
-    """The user, or None for an unknown e-mail, a wrong password, and a user who may
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A refused sign-in; ``user_id``: the user the e-mail names, if any (its reseller
+    is told of the failure)."""
+
+    user_id: int | None
+
+
+async def check_password(db: AsyncSession, email: str, password: str) -> PortalUser | Refused:
+    """The user, or Refused for an unknown e-mail, a wrong password, and a user who may
     not sign in (inactive, deleted, its account deleted): all alike, in about the same
     time. The hash is verified in a thread: argon2id takes tens of milliseconds."""
     found = (
@@ -87,5 +95,5 @@ async def check_password(db: AsyncSession, email: str, password: str) -> PortalU
     stored = user.password_hash if allowed and user is not None else None
     verified = await asyncio.to_thread(verify_password, stored or _dummy(), password)
     if not (verified and allowed and user is not None and account is not None):
-        return None
+        return Refused(user.id if user is not None and not user.deleted else None)
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))

@@ -21,7 +21,7 @@ from cloudadmin.db.models.events import (
 )
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
-from cloudadmin.db.models.portal import PortalSession
+from cloudadmin.db.models.portal import PortalFailedSignInNotice, PortalSession
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 from cloudadmin.db.models.tasks import Task
@@ -49,6 +49,7 @@ __all__ = [
     "MailMessage",
     "Listener",
     "NotificationSetting",
+    "PortalFailedSignInNotice",
     "PortalSession",
     "PriceCatalogue",
     "Project",

@@ -1,4 +1,4 @@
-"""The Admin Portal's sign-in sessions (docs/portal.md)."""
+"""The Admin Portal's sign-in sessions and failed sign-in notices (docs/portal.md)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,15 @@ class PortalSession(Base):
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PortalFailedSignInNotice(Base):
+    """When a failed sign-in as this user was last mailed to its reseller: at most one
+    mail per user per interval, as ``failed_login_notices`` does per API key."""
+
+    __tablename__ = "portal_failed_sign_in_notices"
+
+    user_id: Mapped[int] = mapped_column(
+        Integer, fk("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    last_sent_at: Mapped[datetime] = mapped_column(UTCDateTime)

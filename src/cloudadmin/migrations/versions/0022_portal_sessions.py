@@ -2,6 +2,7 @@
 
 The cookie holds a random id; the row keeps its SHA-256, the session's CSRF token and
 when it began and was last used (the idle timeout and the absolute lifetime).
+portal_failed_sign_in_notices: when a failed sign-in as a user was last mailed.
 
 Revision ID: 0022
 Revises: 0021
@@ -40,7 +41,22 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id_hash", name=op.f("pk_portal_sessions")),
     )
     op.create_index(op.f("ix_portal_sessions_user_id"), "portal_sessions", ["user_id"])
+    op.create_table(
+        "portal_failed_sign_in_notices",
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("last_sent_at", UTCDateTime(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_portal_failed_sign_in_notices_user_id_users"),
+            ondelete="CASCADE",
+            initially="DEFERRED",
+            deferrable=True,
+        ),
+        sa.PrimaryKeyConstraint("user_id", name=op.f("pk_portal_failed_sign_in_notices")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("portal_failed_sign_in_notices")
     op.drop_table("portal_sessions")
