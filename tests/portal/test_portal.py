@@ -33,7 +33,8 @@ def transport_client(app: Any, address: str = "203.0.113.7") -> httpx.AsyncClien
 
 @pytest.fixture
 async def people(session: AsyncSession) -> dict[str, str]:
-    """An operator, a reseller's user, a client's user and an inactive user, by e-mail."""
+    """An operator, a reseller's user, a client's user, an inactive and a deleted user,
+    by e-mail."""
     hashed = hash_password(PASSWORD)
     operator_account = await make_client(session)
     reseller = await make_reseller(session)
@@ -42,12 +43,14 @@ async def people(session: AsyncSession) -> dict[str, str]:
     reseller_user = await make_user(session, reseller, password_hash=hashed)
     client_user = await make_user(session, client, password_hash=hashed)
     inactive = await make_user(session, reseller, password_hash=hashed, is_active=False)
+    deleted = await make_user(session, reseller, password_hash=hashed, deleted=True)
     await session.commit()
     return {
         "operator": operator.email,
         "reseller": reseller_user.email,
         "client": client_user.email,
         "inactive": inactive.email,
+        "deleted": deleted.email,
     }
 
 
@@ -97,13 +100,14 @@ class TestSignIn:
         home = await client.get("/portal/")
         assert "reseller" in home.text and "Vendor settings (coming)" in home.text
 
-    async def test_a_wrong_password_an_unknown_address_and_an_inactive_user_look_alike(
+    async def test_a_wrong_password_an_unknown_address_and_inactive_or_deleted_users_look_alike(
         self, client: httpx.AsyncClient, people: dict[str, str], session: AsyncSession
     ):
         answers = [
             await sign_in(client, people["operator"], "wrong password"),
             await sign_in(client, "nobody@example.com"),
             await sign_in(client, people["inactive"]),
+            await sign_in(client, people["deleted"]),
         ]
         assert {a.status_code for a in answers} == {401}
         texts = {
