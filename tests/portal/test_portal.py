@@ -118,6 +118,16 @@ class TestSignIn:
         assert await session_rows(session) == []
         assert (await client.get("/portal/")).status_code == 303
 
+    async def test_what_was_typed_is_shown_escaped(self, client: httpx.AsyncClient):
+        typed = '"><script src="/x.js"></script>@example.com'
+        r = await sign_in(client, typed, "wrong password")
+        assert r.status_code == 401
+        assert '<script src="/x.js">' not in r.text
+        assert (
+            'value="&#34;&gt;&lt;script src=&#34;/x.js&#34;&gt;&lt;/script&gt;@example.com"'
+            in r.text
+        )
+
     async def test_past_the_failure_limit_the_address_gets_the_429_page(
         self, app: FastAPI, settings: Settings, people: dict[str, str]
     ):

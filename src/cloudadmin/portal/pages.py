@@ -1,17 +1,16 @@
-"""The portal's pages: templates filled with escaped values, and the headers every
-portal answer carries (docs/portal.md, "Security headers")."""
+"""The portal's pages: Jinja2 templates (every value HTML-escaped unless it is a part
+already rendered), and the headers every portal answer carries (docs/portal.md,
+"Security headers")."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Coroutine
-from functools import cache
-from importlib.resources import files
-from string import Template
 from typing import Any
 
 from fastapi.routing import APIRoute
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
@@ -61,37 +60,35 @@ def static_files() -> StaticFiles:
     return PortalStatic(packages=[("cloudadmin.portal", "static")])
 
 
-@cache
-def _template(name: str) -> Template:
-    return Template(files("cloudadmin.portal").joinpath("templates", name).read_text("utf-8"))
+# Autoescaping on for every template; an undefined name is an error, not an empty string.
+_TEMPLATES = Environment(
+    loader=PackageLoader("cloudadmin.portal", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    auto_reload=False,
+)
 
 
-def fragment(template: str, /, *, markup: dict[str, str] | None = None, **values: str) -> str:
-    """A template with its values HTML-escaped; ``markup``: parts already rendered."""
-    escaped = {k: html.escape(v) for k, v in values.items()}
-    return _template(template).substitute({**escaped, **(markup or {})})
+def fragment(template: str, /, **values: Any) -> Markup:
+    """A template rendered with ``values``, each HTML-escaped (a ``Markup`` value, a part
+    already rendered, is kept as it is)."""
+    return Markup(_TEMPLATES.get_template(template).render(**values))
 
 
 def page(
     title: str,
-    content: str,
+    content: Markup,
     *,
     status: int = 200,
     csrf_token: str | None = None,
-    navigation: str = "",
+    navigation: Markup = Markup(""),
     headers: dict[str, str] | None = None,
 ) -> HTMLResponse:
     """A whole page around ``content`` (already rendered). With a session's CSRF token,
     htmx sends it as the X-CSRF-Token header of every request (hx-headers on <body>)."""
-    body_attributes = ""
-    if csrf_token is not None:
-        header = json.dumps({"X-CSRF-Token": csrf_token})
-        body_attributes = f' hx-headers="{html.escape(header)}"'
-    text = _template("page.html").substitute(
-        title=html.escape(title),
-        body_attributes=body_attributes,
-        navigation=navigation,
-        content=content,
+    hx_headers = None if csrf_token is None else json.dumps({"X-CSRF-Token": csrf_token})
+    text = fragment(
+        "page.html", title=title, hx_headers=hx_headers, navigation=navigation, content=content
     )
     return HTMLResponse(text, status_code=status, headers=headers)
 
