@@ -1,27 +1,22 @@
-"""Headless Chromium driven over the Chrome DevTools Protocol, for the portal's browser
-tests: open a page, fill and submit a form, read what it shows, take a screenshot.
-
-Only the standard library and `websockets` (a dependency of the service's server). The
-task named Selenium with chromedriver; neither is in requirements-dev.lock, and the
-protocol is what chromedriver itself speaks to Chromium.
-"""
+"""Headless Chromium driven through Selenium and chromedriver (Debian's `chromium` and
+`chromium-driver`), for the portal's browser tests: open a page, fill and submit a
+form as a person would, read what it shows, take a screenshot."""
 
 from __future__ import annotations
 
-import base64
-import itertools
-import json
 import shutil
-import subprocess
-import time
-import urllib.request
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from websockets.sync.client import ClientConnection, connect
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.support.wait import WebDriverWait
 
 CHROMIUM = "chromium"
+CHROMEDRIVER = "chromedriver"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -33,131 +28,85 @@ FLAGS = [
     "--disable-dev-shm-usage",
     "--hide-scrollbars",
     "--window-size=1200,800",
-    "--remote-debugging-port=0",
 ]
 TIMEOUT = 30.0
 
 
 def chromium_path() -> str | None:
-    return shutil.which(CHROMIUM)
+    """Chromium, when its driver is there too (one is no use without the other)."""
+    found = shutil.which(CHROMIUM)
+    return found if found and shutil.which(CHROMEDRIVER) else None
 
 
 class Page:
-    """One tab. Events that arrive while a command waits for its answer are kept."""
+    """One browser session (its own cookies), as a person uses it."""
 
-    def __init__(self, ws_url: str) -> None:
-        self._stack = ExitStack()
-        self._ws: ClientConnection = self._stack.enter_context(
-            connect(ws_url, max_size=None, open_timeout=TIMEOUT)
+    def __init__(self, executable: str, profile: Path) -> None:
+        options = webdriver.ChromeOptions()
+        options.binary_location = executable
+        for flag in (*FLAGS, f"--user-data-dir={profile}"):
+            options.add_argument(flag)
+        # What the page's console logs (a CSP violation, a missing file) is read back.
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = shutil.which(CHROMEDRIVER)
+        assert driver is not None
+        self._driver = webdriver.Chrome(options=options, service=Service(driver))
+        self._driver.set_page_load_timeout(TIMEOUT)
+
+    def _after(self, act: Any) -> None:
+        """Does ``act`` and waits for the page it leads to (the old one gone, the new
+        one loaded)."""
+        old: WebElement = self._driver.find_element(By.TAG_NAME, "html")
+        act()
+        WebDriverWait(self._driver, TIMEOUT).until(staleness_of(old))
+        WebDriverWait(self._driver, TIMEOUT).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
         )
-        self._ids = itertools.count(1)
-        self.events: list[dict[str, Any]] = []
-        self.call("Page.enable")
-        self.call("Log.enable")
-        self.call("Runtime.enable")
-
-    def _receive(self, deadline: float) -> dict[str, Any]:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("Chromium did not answer in time")
-        message: dict[str, Any] = json.loads(self._ws.recv(timeout=left))
-        return message
-
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
-        call_id = next(self._ids)
-        self._ws.send(json.dumps({"id": call_id, "method": method, "params": params}))
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            message = self._receive(deadline)
-            if message.get("id") == call_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                result: dict[str, Any] = message.get("result", {})
-                return result
-            self.events.append(message)
-
-    def _wait_for_load(self) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            self.events.append(self._receive(deadline))
 
     def open(self, url: str) -> None:
-        self.events.clear()
-        self.call("Page.navigate", url=url)
-        self._wait_for_load()
+        self._driver.get(url)
 
     def evaluate(self, expression: str) -> Any:
-        answer = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
-        return answer["result"].get("value")
+        return self._driver.execute_script(f"return {expression}")
 
     def fill_and_submit(self, fields: dict[str, str]) -> None:
         """Types the values into the inputs with these ids, then clicks the form's
-        button, as a person would; waits for the page the answer shows."""
-        sets = "".join(
-            f"document.getElementById({json.dumps(k)}).value = {json.dumps(v)};"
-            for k, v in fields.items()
-        )
-        self.events.clear()
-        self.evaluate(f"{sets} document.querySelector('main form button').click(); true")
-        self._wait_for_load()
+        button; waits for the page the answer shows."""
+        for name, value in fields.items():
+            field = self._driver.find_element(By.ID, name)
+            field.clear()
+            field.send_keys(value)
+        button = self._driver.find_element(By.CSS_SELECTOR, "main form button")
+        self._after(button.click)
 
     def click(self, selector: str) -> None:
-        self.events.clear()
-        self.evaluate(f"document.querySelector({json.dumps(selector)}).click(); true")
-        self._wait_for_load()
+        self._after(self._driver.find_element(By.CSS_SELECTOR, selector).click)
 
     def text(self) -> str:
-        return str(self.evaluate("document.body.innerText"))
+        return str(self._driver.find_element(By.TAG_NAME, "body").text)
 
     def console_problems(self) -> list[str]:
         """What Chromium logged as errors for the page's resources (a CSP violation, a
         missing file); the page's own status (a 401 sign-in page) is not one."""
-        here = self.evaluate("location.href")
-        entries = [e["params"]["entry"] for e in self.events if e.get("method") == "Log.entryAdded"]
+        here = str(self._driver.current_url)
+        own_status = f"{here} - Failed to load resource: the server responded with a status"
         return [
-            f"{entry['text']} {entry.get('url', '')}"
-            for entry in entries
-            if entry["level"] == "error" and entry.get("url") != here
+            entry["message"]
+            for entry in self._driver.get_log("browser")
+            if entry["level"] == "SEVERE" and not entry["message"].startswith(own_status)
         ]
 
+    def forget(self) -> None:
+        """A fresh start for the next test: no cookies, no page, no log."""
+        self._driver.delete_all_cookies()
+        self._driver.get("about:blank")
+        self._driver.get_log("browser")  # reading the log empties it
+
     def forget_cookies(self) -> None:
-        self.call("Network.clearBrowserCookies")
+        self._driver.delete_all_cookies()
 
     def screenshot(self, path: Path) -> None:
-        shot = self.call("Page.captureScreenshot", format="png")
-        path.write_bytes(base64.b64decode(shot["data"]))
+        self._driver.save_screenshot(str(path))
 
     def close(self) -> None:
-        self._stack.close()
-
-
-class Browser:
-    def __init__(self, executable: str, profile: Path) -> None:
-        self._proc = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + TIMEOUT
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"Chromium did not start (exit {self._proc.poll()})")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text().splitlines()[0])
-
-    def new_page(self) -> Page:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/json/new?about:blank", method="PUT"
-        )
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-            target = json.load(answer)
-        return Page(target["webSocketDebuggerUrl"])
-
-    def close(self) -> None:
-        self._proc.terminate()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait(timeout=10)
+        self._driver.quit()

@@ -1,7 +1,8 @@
-"""docs/portal.md in a real browser: headless Chromium against a real `cloudadmin serve`,
-one server per database for the module. With CLOUDADMIN_SCREENSHOTS=1 the sign-in page
-is saved to docs/images/portal-sign-in.png (off by default, so runs leave tracked files
-alone). Under CI=true a missing Chromium fails the tests; elsewhere they are skipped."""
+"""docs/portal.md in a real browser: headless Chromium (through Selenium and chromedriver)
+against a real `cloudadmin serve`, one server per database for the module. With
+CLOUDADMIN_SCREENSHOTS=1 the sign-in page is saved to docs/images/portal-sign-in.png (off
+by default, so runs leave tracked files alone). Under CI=true a missing Chromium or
+chromedriver fails the tests; elsewhere they are skipped."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.conftest import OUTBOUND_ALLOW
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 from tests.deploy.processes import Process, cli, start_server, wait_ready
 from tests.factories import make_client, make_reseller, make_user
-from tests.portal.browser import Browser, Page, chromium_path
+from tests.portal.browser import Page, chromium_path
 
 pytestmark = pytest.mark.slow
 
@@ -60,8 +61,11 @@ def chromium() -> str:
     path = chromium_path()
     if path is None:
         if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required under CI=true (apt package chromium)")
-        pytest.skip("Chromium is not installed")
+            pytest.fail(
+                "Chromium and its driver are required under CI=true "
+                "(apt packages chromium, chromium-driver)"
+            )
+        pytest.skip("Chromium or chromium-driver is not installed")
     return path
 
 
@@ -103,18 +107,17 @@ def portal(
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    running = Browser(chromium, tmp_path_factory.mktemp("chromium-profile"))
+def browser(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+    running = Page(chromium, tmp_path_factory.mktemp("chromium-profile"))
     yield running
     running.close()
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    tab = browser.new_page()
-    tab.forget_cookies()
-    yield tab
-    tab.close()
+def page(browser: Page) -> Page:
+    """The module's browser, with no cookie, page or log of another test."""
+    browser.forget()
+    return browser
 
 
 def sign_in(page: Page, portal: Portal, email: str, password: str = PASSWORD) -> None:
