@@ -18,11 +18,17 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.throttle import client_address
 from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.errors import Throttled
-from cloudadmin.portal import sessions
-from cloudadmin.portal.failed_sign_in import note_failed_sign_in
+from cloudadmin.iam.sign_in import sessions
+from cloudadmin.iam.sign_in.credentials import (
+    PortalKind,
+    PortalUser,
+    Refused,
+    check_password,
+    user_of,
+)
+from cloudadmin.iam.sign_in.failed_sign_in import note_failed_sign_in
 from cloudadmin.portal.pages import PortalRoute, fragment, page, refused
 from cloudadmin.portal.pages import static_files as static_files  # app.py mounts it
-from cloudadmin.portal.sign_in import PortalKind, PortalUser, Refused, check_password, user_of
 
 PREFIX = "/portal"
 STATIC_PATH = f"{PREFIX}/static"
