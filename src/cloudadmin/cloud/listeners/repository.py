@@ -52,7 +52,21 @@ async def list_in(
 async def rename_if_unlocked(
     session: AsyncSession, project_id: int, region_id: int, listener_id: str, name: str
 ) -> bool:
-    """One conditional UPDATE: renames only while no task holds the lock.
+    """Renames only while no task holds the lock (:func:`_update_if_unlocked`)."""
+    return await _update_if_unlocked(session, project_id, region_id, listener_id, name=name)
+
+
+async def lock_if_unlocked(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str, task_id: str
+) -> bool:
+    """The task takes the lock only while nobody holds it (:func:`_update_if_unlocked`)."""
+    return await _update_if_unlocked(session, project_id, region_id, listener_id, task_id=task_id)
+
+
+async def _update_if_unlocked(
+    session: AsyncSession, project_id: int, region_id: int, listener_id: str, **values: object
+) -> bool:
+    """One conditional UPDATE: writes ``values`` only while no task holds the lock.
 
     The condition is evaluated by the database on the row it writes (PostgreSQL
     re-checks it after waiting for a concurrent writer's row lock), so a lock taken
@@ -66,27 +80,7 @@ async def rename_if_unlocked(
             Listener.region_id == region_id,
             Listener.task_id.is_(None),
         )
-        .values(name=name)
-        .execution_options(synchronize_session=False)
-    )
-    result = await session.execute(stmt)
-    return bool(rows_matched(result))
-
-
-async def lock_if_unlocked(
-    session: AsyncSession, project_id: int, region_id: int, listener_id: str, task_id: str
-) -> bool:
-    """One conditional UPDATE, like :func:`rename_if_unlocked`: the task takes the lock
-    only while nobody holds it."""
-    stmt = (
-        update(Listener)
-        .where(
-            Listener.id == listener_id,
-            Listener.project_id == project_id,
-            Listener.region_id == region_id,
-            Listener.task_id.is_(None),
-        )
-        .values(task_id=task_id)
+        .values(**values)
         .execution_options(synchronize_session=False)
     )
     result = await session.execute(stmt)
