@@ -90,7 +90,8 @@ class TestSignIn:
         home = await client.get("/portal/")
         assert home.status_code == 200
         assert 'aria-label="Main"' in home.text and "operator" in home.text
-        assert "Sign out" in home.text and "Accounts (coming)" in home.text
+        assert "Sign out" in home.text and 'href="/portal/accounts"' in home.text
+        assert "/portal/vendor" not in home.text  # a reseller's section
         # Only the hash of the cookie's id is stored.
         [row] = await session_rows(session)
         assert client.cookies["portal_session"] not in (row.id_hash, row.csrf_token)
@@ -98,7 +99,7 @@ class TestSignIn:
     async def test_a_reseller_signs_in(self, client: httpx.AsyncClient, people: dict[str, str]):
         assert (await sign_in(client, people["reseller"])).status_code == 303
         home = await client.get("/portal/")
-        assert "reseller" in home.text and "Vendor settings (coming)" in home.text
+        assert "reseller" in home.text and 'href="/portal/vendor"' in home.text
 
     async def test_a_wrong_password_an_unknown_address_and_inactive_or_deleted_users_look_alike(
         self, client: httpx.AsyncClient, people: dict[str, str], session: AsyncSession
@@ -152,7 +153,7 @@ class TestSignIn:
         r = await client.get("/portal/")
         assert r.status_code == 403
         assert "not part of the Admin Portal" in r.text
-        assert "(coming)" not in r.text
+        assert 'href="/portal/accounts"' not in r.text
 
     async def test_a_sign_in_form_without_its_token_is_refused(
         self, client: httpx.AsyncClient, people: dict[str, str], session: AsyncSession

@@ -26,7 +26,8 @@ class Caller:
     user_email: str
     superuser: bool
     group_ids: frozenset[int]
-    key_id: int
+    # The API key of the request; None for a console's signed-in session (the portal).
+    key_id: int | None
     account_id: int
     account_type: str
     account_reseller_id: int | None

@@ -108,6 +108,7 @@ async def get_caller(request: Request) -> Caller:
                 source_ip=request.client.host if request.client else "",
             )
         raise
+    assert caller.key_id is not None  # authenticate() always names the key
     await throttle.count(caller.key_id)
     request.state.caller = caller
     return caller

@@ -5,13 +5,10 @@ already rendered), and the headers every portal answer carries (docs/portal.md,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
 from typing import Any
 
-from fastapi.routing import APIRoute
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
@@ -35,18 +32,6 @@ def secure(response: Response, headers: dict[str, str] = SECURITY_HEADERS) -> Re
     for name, value in headers.items():
         response.headers[name] = value
     return response
-
-
-class PortalRoute(APIRoute):
-    """Every portal route's answer gets the security headers, whatever built it."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
-
-        async def secured(request: Request) -> Response:
-            return secure(await handle(request))
-
-        return secured
 
 
 class PortalStatic(StaticFiles):

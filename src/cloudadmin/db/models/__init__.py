@@ -21,7 +21,11 @@ from cloudadmin.db.models.events import (
 )
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
-from cloudadmin.db.models.portal import PortalFailedSignInNotice, PortalSession
+from cloudadmin.db.models.portal import (
+    PortalFailedSignInNotice,
+    PortalPreference,
+    PortalSession,
+)
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 from cloudadmin.db.models.tasks import Task
@@ -50,6 +54,7 @@ __all__ = [
     "Listener",
     "NotificationSetting",
     "PortalFailedSignInNotice",
+    "PortalPreference",
     "PortalSession",
     "PriceCatalogue",
     "Project",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.models._fk import fk
-from cloudadmin.db.types import UTCDateTime, utcnow
+from cloudadmin.db.types import JSONType, UTCDateTime, utcnow
 
 
 class PortalSession(Base):
@@ -37,3 +38,16 @@ class PortalFailedSignInNotice(Base):
         Integer, fk("users.id", ondelete="CASCADE"), primary_key=True
     )
     last_sent_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PortalPreference(Base):
+    """What one person chose to keep in the portal (saved filter presets, the columns of
+    a table), by name: a JSON value. ``principal`` names the person: ``user:<id>`` or
+    ``seller:<id>`` (sellers sign in too, and are not users)."""
+
+    __tablename__ = "portal_preferences"
+
+    principal: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSONType)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -11,13 +11,16 @@ from enum import StrEnum
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models.accounts import Client, User
+from cloudadmin.auth.caller import Caller
+from cloudadmin.db.models.accounts import Client, User, user_groups
 from cloudadmin.kit.crypto import hash_password, verify_password
 
 
 class PortalKind(StrEnum):
     operator = "operator"
     reseller = "reseller"
+    # A reseller's sales person (db/models/sellers.py): sees the clients assigned to it.
+    seller = "seller"
     # A client account's user: its console is not part of the Admin Portal.
     client = "client"
 
@@ -28,6 +31,11 @@ class PortalUser:
     email: str
     name: str
     kind: PortalKind
+
+    @property
+    def principal(self) -> str:
+        """Who this is, for what the portal keeps per person (preferences.py)."""
+        return f"user:{self.user_id}"
 
 
 _dummy_hash: str | None = None
@@ -97,3 +105,30 @@ async def check_password(db: AsyncSession, email: str, password: str) -> PortalU
     if not (verified and allowed and user is not None and account is not None):
         return Refused(user.id if user is not None and not user.deleted else None)
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
+
+
+async def caller_of(db: AsyncSession, user: PortalUser) -> Caller:
+    """The signed-in user as the services know a caller (auth/caller.py): its account,
+    its account's kind and its groups, as an API key without a role would carry them.
+    A console's session has no key (``key_id`` None)."""
+    found = (
+        await db.execute(
+            select(Client.id, Client.client_type, Client.reseller_id, user_groups.c.group_id)
+            .select_from(User)
+            .join(Client, Client.id == User.client_id)
+            .outerjoin(user_groups, user_groups.c.user_id == User.id)
+            .where(User.id == user.user_id)
+        )
+    ).all()
+    account_id, account_type, reseller_id, _ = found[0]
+    superuser = user.kind is PortalKind.operator
+    return Caller(
+        user_id=user.user_id,
+        user_email=user.email,
+        superuser=superuser,
+        group_ids=frozenset(row[3] for row in found if row[3] is not None),
+        key_id=None,
+        account_id=account_id,
+        account_type=account_type,
+        account_reseller_id=reseller_id,
+    )

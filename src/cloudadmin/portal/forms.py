@@ -1,0 +1,116 @@
+"""A portal form: what was typed (kept for the redisplay), and the field messages of a
+refusal, from the same schema and the same service checks as the API's.
+
+A page reads its form with :func:`read_form`, builds the API's own schema with
+:func:`parse` (its pydantic messages become field messages) and calls the service; a
+typed error the service raises becomes field messages with :func:`errors_of`. A refused
+form is shown again with what was typed and each field's message, and nothing is
+written (the route rolls the request back: status 400).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+
+from cloudadmin.errors import ApiError
+
+M = TypeVar("M", bound=BaseModel)
+
+# The whole form's message (not a field's).
+FORM = "__form__"
+# What a text field may hold at most; the body limit bounds the whole form.
+MAX_FIELD_CHARS = 10_000
+UNSTORABLE = "Contains a character that cannot be stored."
+TOO_LONG = f"At most {MAX_FIELD_CHARS} characters."
+
+
+@dataclass
+class Form:
+    """What was typed, by field (a field given more than once: its values in ``lists``),
+    the uploads, and the messages of a refusal, by field."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, UploadFile] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str, default: str = "") -> str:
+        return self.values.get(name, default)
+
+    def checked(self, name: str) -> bool:
+        """A checkbox: sent (any value but "false") means on."""
+        return name in self.values and self.values[name] not in ("", "false", "off")
+
+    def text_or_none(self, name: str) -> str | None:
+        value = self.values.get(name, "").strip()
+        return value or None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def refuse(self, errors: Mapping[str, str]) -> Form:
+        self.errors.update(errors)
+        return self
+
+
+def _bad_text(value: str) -> str | None:
+    if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        return UNSTORABLE
+    if len(value) > MAX_FIELD_CHARS:
+        return TOO_LONG
+    return None
+
+
+async def read_form(request: Request) -> Form:
+    """The request's form (the CSRF token left out); a text no column can store (NUL, a
+    lone surrogate) or longer than MAX_FIELD_CHARS is a field message already."""
+    data = await request.form()
+    form = Form()
+    for name, value in data.multi_items():
+        if name == "csrf_token":
+            continue
+        if isinstance(value, UploadFile):
+            if value.filename:
+                form.files[name] = value
+            continue
+        problem = _bad_text(value)
+        if problem is not None:
+            form.errors.setdefault(name, problem)
+            value = ""
+        form.lists.setdefault(name, []).append(value)
+        form.values.setdefault(name, value)
+    return form
+
+
+def _field_of(loc: Iterable[Any]) -> str:
+    parts = [str(part) for part in loc if not isinstance(part, int)]
+    return parts[0] if parts else FORM
+
+
+def parse(model: type[M], values: Mapping[str, Any], form: Form) -> M | None:
+    """``model`` validated from ``values``; None, with the form's field messages set,
+    when it does not validate."""
+    if form.errors:
+        return None
+    try:
+        return model.model_validate(dict(values))
+    except PydanticValidationError as invalid:
+        for error in invalid.errors():
+            message = str(error.get("msg", "Invalid value."))
+            form.errors.setdefault(_field_of(error.get("loc", ())), message)
+        return None
+
+
+def errors_of(error: ApiError) -> dict[str, str]:
+    """A service's refusal as field messages (its ``fields``), else the form's message."""
+    if error.fields:
+        return {name: " ".join(messages) for name, messages in error.fields.items()}
+    return {FORM: error.message}

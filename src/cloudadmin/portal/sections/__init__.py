@@ -1,0 +1,1 @@
+"""The portal's sections, one module each (docs/portal.md, "Sections")."""
