@@ -171,5 +171,3 @@ def screenshot(page: Page, name: str) -> None:
     runs leave tracked files alone)."""
     if os.environ.get("CLOUDADMIN_SCREENSHOTS") == "1":
         page.screenshot(IMAGES / f"{name}.png")
-
-

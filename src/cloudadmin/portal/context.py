@@ -28,7 +28,12 @@ from cloudadmin.db.request_db import ChangeDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ApiError, InternalError, NotFound, PermissionDenied
 from cloudadmin.iam.sign_in import sessions
-from cloudadmin.iam.sign_in.credentials import PortalKind, PortalUser, caller_of, user_of
+from cloudadmin.iam.sign_in.credentials import (
+    PortalKind,
+    PortalUser,
+    caller_of,
+    user_of_session,
+)
 from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
 from cloudadmin.web.error_render import to_api_error
@@ -164,7 +169,7 @@ async def signed_in_user(request: Request, kinds: frozenset[PortalKind]) -> Port
     db = await _database(request).session()
     session_id = request.cookies.get(SESSION_COOKIE, "")
     row = await sessions.current(db, session_id, settings)
-    user = None if row is None else await user_of(db, row.user_id)
+    user = None if row is None else await user_of_session(db, row)
     if row is None or user is None:
         target = f"{PREFIX}/sign-in"
         if request.method in _READS and request.url.path != f"{PREFIX}/":

@@ -18,7 +18,13 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.throttle import client_address
 from cloudadmin.errors import Throttled
 from cloudadmin.iam.sign_in import sessions
-from cloudadmin.iam.sign_in.credentials import Refused, caller_of, check_password, user_of
+from cloudadmin.iam.sign_in.credentials import (
+    PortalUser,
+    Refused,
+    caller_of,
+    check_password,
+    user_of_session,
+)
 from cloudadmin.iam.sign_in.failed_sign_in import note_failed_sign_in
 from cloudadmin.portal.context import (
     CSRF_HEADER,
@@ -87,13 +93,12 @@ def sign_in_token_valid(request: Request, presented: str) -> bool:
     return bool(expected) and hmac.compare_digest(presented, expected)
 
 
-async def start_session(request: Request, user_id: int, next_path: str) -> Response:
+async def start_session(request: Request, user: PortalUser, next_path: str) -> Response:
     """Signs the user in: a new session, its cookie, and on to ``next_path``."""
     db = await request.state.db.session()
-    started = await sessions.start(db, user_id)
-    user = await user_of(db, user_id)
-    if user is not None:  # the sign-in is in the activity log, as the user's
-        request.state.caller = await caller_of(db, user)
+    started = await sessions.start(db, user)
+    # The sign-in is in the activity log, as the user's.
+    request.state.caller = await caller_of(db, user)
     response = see_other(safe_next(next_path))
     set_cookie(request, response, SESSION_COOKIE, started.session_id)
     response.delete_cookie(SIGN_IN_COOKIE, path=PREFIX)
@@ -141,7 +146,7 @@ async def sign_in(request: Request) -> Response:
         raise PageAnswer(
             sign_in_page(request, email=email, message=WRONG, status=401, next_path=next_path)
         )
-    return await start_session(request, user.user_id, next_path)
+    return await start_session(request, user, next_path)
 
 
 @router.post("/sign-out")
@@ -154,7 +159,7 @@ async def sign_out(request: Request) -> Response:
     row = await sessions.current(db, session_id, settings)
     if row is None or not sessions.csrf_valid(row, presented):
         raise PageAnswer(forbidden_form())  # not even the session's last use is noted
-    user = await user_of(db, row.user_id)
+    user = await user_of_session(db, row)
     if user is not None:
         request.state.caller = await caller_of(db, user)
     await sessions.end(db, session_id)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.db.models.accounts import Client, User, user_groups
+from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.kit.crypto import hash_password, verify_password
 
 
@@ -70,6 +71,11 @@ async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
         return None
     user, account = found
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
+
+
+async def user_of_session(db: AsyncSession, row: PortalSession) -> PortalUser | None:
+    """Who a live session signs in, if they still may sign in."""
+    return await user_of(db, row.user_id)
 
 
 @dataclass(frozen=True, slots=True)

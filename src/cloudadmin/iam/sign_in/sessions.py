@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.config import Settings
 from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.db.types import utcnow
+from cloudadmin.iam.sign_in.credentials import PortalUser
 
 
 def _digest(session_id: str) -> str:
@@ -34,14 +35,14 @@ class Started:
     csrf_token: str
 
 
-async def start(db: AsyncSession, user_id: int) -> Started:
+async def start(db: AsyncSession, user: PortalUser) -> Started:
     session_id = secrets.token_urlsafe(32)
     csrf_token = secrets.token_urlsafe(32)
     now = utcnow()
     db.add(
         PortalSession(
             id_hash=_digest(session_id),
-            user_id=user_id,
+            user_id=user.user_id,
             csrf_token=csrf_token,
             created_at=now,
             last_seen_at=now,
