@@ -26,6 +26,7 @@ from cloudadmin.db.models.portal import (
     PortalPreference,
     PortalSession,
 )
+from cloudadmin.db.models.reports import MonthlyReport
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 from cloudadmin.db.models.tasks import Task
@@ -51,6 +52,7 @@ __all__ = [
     "InstanceMark",
     "LifecyclePolicy",
     "MailMessage",
+    "MonthlyReport",
     "Listener",
     "NotificationSetting",
     "PortalFailedSignInNotice",
