@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import Subquery, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.config import Settings
@@ -56,13 +56,13 @@ async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[st
     ]
 
 
-async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, datetime | None]]:
-    """Per subscription of ``queue``: its undelivered events and when the oldest of them
-    happened (None when nothing is owed). Reads only undelivered rows (their index), not
-    the week of delivered ones the full status counts: /metrics asks at every scrape."""
+def pending_by_subscription(queue: Queue) -> Subquery:
+    """Per subscription of ``queue`` that is owed events (columns ``sid``, ``n``,
+    ``oldest``): how many, and when the oldest of them happened. Reads only undelivered
+    rows (their index); the backlog below and the portal's health (events/health.py)
+    join it to the subscriptions."""
     delivery: Any = queue.delivery
-    sub: Any = queue.subscription
-    pending = (
+    return (
         select(
             delivery.subscription_id.label("sid"),
             func.count().label("n"),
@@ -73,6 +73,14 @@ async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, d
         .group_by(delivery.subscription_id)
         .subquery()
     )
+
+
+async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, datetime | None]]:
+    """Per subscription of ``queue``: its undelivered events and when the oldest of them
+    happened (None when nothing is owed). Reads only undelivered rows (their index), not
+    the week of delivered ones the full status counts: /metrics asks at every scrape."""
+    sub: Any = queue.subscription
+    pending = pending_by_subscription(queue)
     rows = (
         await conn.execute(
             select(sub.id, func.coalesce(pending.c.n, 0), pending.c.oldest)

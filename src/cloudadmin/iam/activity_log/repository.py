@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query
 from sqlalchemy import ColumnElement, Select, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.db.filters import count_rows, equal_where_given
 from cloudadmin.db.models import ActivityLogEntry
@@ -88,3 +88,41 @@ async def get(
 ) -> ActivityLogEntry | None:
     stmt = select(ActivityLogEntry).where(ActivityLogEntry.id == entry_id, *scope)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+# The columns of an export, in the order of its header (the record's fields).
+EXPORT_COLUMNS = (
+    ActivityLogEntry.id,
+    ActivityLogEntry.requested_at,
+    ActivityLogEntry.client_id,
+    ActivityLogEntry.user_id,
+    ActivityLogEntry.user_email,
+    ActivityLogEntry.token_id,
+    ActivityLogEntry.actions,
+    ActivityLogEntry.method,
+    ActivityLogEntry.path,
+    ActivityLogEntry.query_params,
+    ActivityLogEntry.status_code,
+    ActivityLogEntry.reverted,
+    ActivityLogEntry.remote_ip_address,
+    ActivityLogEntry.host,
+    ActivityLogEntry.request_id,
+    ActivityLogEntry.data,
+)
+
+
+async def export_batch(
+    conn: AsyncConnection,
+    scope: Sequence[ColumnElement[bool]],
+    flt: LogFilter,
+    *,
+    before: int | None,
+    limit: int,
+) -> Sequence[Any]:
+    """The next ``limit`` rows of an export, newest first, with ids below ``before``
+    (keyset: each batch is one indexed read however far the export has gone)."""
+    stmt = select(*EXPORT_COLUMNS).where(*scope, *flt.conditions())
+    if before is not None:
+        stmt = stmt.where(ActivityLogEntry.id < before)
+    stmt = stmt.order_by(ActivityLogEntry.id.desc()).limit(limit)
+    return (await conn.execute(stmt)).all()

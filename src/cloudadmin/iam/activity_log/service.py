@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement
-from sqlalchemy.ext.asyncio import AsyncSession
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
@@ -55,3 +58,29 @@ async def get_request(session: AsyncSession, caller: Caller, entry_id: int) -> A
     if entry is None:
         raise NotFound("Request not found.")
     return _record(entry)
+
+
+# Rows an export reads at a time: its memory stays this many rows whatever it holds.
+EXPORT_BATCH = 1_000
+# The export's columns, as its header names them.
+EXPORT_HEADER = tuple(c.key for c in repository.EXPORT_COLUMNS)
+
+
+async def stream_requests(
+    conn: AsyncConnection, caller: Caller, flt: LogFilter
+) -> AsyncIterator[Row[Any]]:
+    """Every entry the list would show the caller with ``flt``, newest first, read in
+    batches of EXPORT_BATCH (by id, below the last one read), each a statement of its
+    own: no cursor or transaction is held open for the whole export, and the rows in
+    memory are one batch's. Columns: EXPORT_HEADER. Entries written while it runs are
+    newer (ids grow) and left out: the export begins with the newest entry of its first
+    batch."""
+    scope = _scope(caller)
+    before: int | None = None
+    while True:
+        rows = await repository.export_batch(conn, scope, flt, before=before, limit=EXPORT_BATCH)
+        for row in rows:
+            yield row
+        if len(rows) < EXPORT_BATCH:
+            return
+        before = rows[-1].id
