@@ -189,7 +189,7 @@ class TestColumns:
             f"{LIST}/columns", data={"csrf_token": token, "columns": ["path", "password"]}
         )
         assert r.status_code == 400 and "An unknown column was chosen." in r.text
-        assert 'role="alert"' in r.text and '<details class="columns" open>' in r.text
+        assert 'role="alert"' in r.text and '<details class="log-columns" open>' in r.text
         r = await client.post(f"{LIST}/columns", data={"csrf_token": token, "query": "a=b"})
         assert r.status_code == 400 and "Choose at least one column." in r.text
         r = await client.post(f"{LIST}/columns", data={"columns": ["path"]})  # no CSRF token
