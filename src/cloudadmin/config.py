@@ -130,6 +130,19 @@ class Settings(BaseSettings):
     # mailed to them (an invitation's set-password link) when the reseller's branding
     # names no domain; unset: the address the request that made the link was sent to.
     public_base_url: str | None = None
+    # The platform's own mail server (docs/configuration.md, "The platform's mail
+    # server"): it sends what a user's reseller cannot (an operator's user has no
+    # reseller; a reseller without a mail server in its branding). Unset: none.
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=587, ge=1, le=65535)
+    # Implicit TLS on port 465, STARTTLS on any other port; false: plain SMTP.
+    smtp_tls: bool = True
+    smtp_login: str | None = None
+    smtp_password: SecretStr | None = None
+    # The From address; unset: the login, else noreply@<host>.
+    smtp_from: str | None = None
+    # Minutes the second step of a two-factor sign-in waits for its code.
+    portal_two_factor_minutes: float = Field(default=5, gt=0, le=60)
 
     # --- Observability (docs/configuration.md) ---
     # Serve Prometheus metrics at /metrics, without an API key (scraped by operators;
@@ -199,6 +212,11 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         # CLOUDADMIN_METRICS_BEARER_TOKEN= (empty) leaves the metrics open, as unset does.
+        return None if value == "" else value
+
+    @field_validator("smtp_host", "smtp_login", "smtp_password", "smtp_from", mode="before")
+    @classmethod
+    def _empty_mail_setting_is_unset(cls, value: object) -> object:
         return None if value == "" else value
 
     @field_validator("database_url")

@@ -21,6 +21,7 @@ from cloudadmin.db.models import AmqpSubscription, Branding, WebhookSubscription
 from cloudadmin.db.models.events import MailMessage
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.models.instance import InstanceMark
+from cloudadmin.db.models.two_factor import UserTwoFactor
 from cloudadmin.kit.crypto import SecretBox
 
 BATCH_SIZE = 200
@@ -47,8 +48,8 @@ class SecretKind:
 
 # A Fernet token starts so (its version byte, 0x80, in URL-safe base64). Of the mails
 # waiting in the outbox only the sealed kinds (events/mail.py, SEALED_KINDS: the
-# invitation's set-password link) are stored encrypted; the others are plain text,
-# which never starts with it.
+# invitation's set-password link, a password reset's) are stored encrypted; the others
+# are plain text, which never starts with it.
 _FERNET = "gAAAAA"
 
 
@@ -95,6 +96,11 @@ KINDS: tuple[SecretKind, ...] = (
         "instance marks",
         InstanceMark.__table__,  # type: ignore[arg-type]
         "value",
+    ),
+    SecretKind(
+        "two-factor sign-in secrets",
+        UserTwoFactor.__table__,  # type: ignore[arg-type]
+        "secret_encrypted",
     ),
 )
 

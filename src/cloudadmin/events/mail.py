@@ -1,11 +1,15 @@
-"""Notification e-mails: queued in the outbox, sent through the reseller's mail server."""
+"""Notification e-mails: queued in the outbox, sent through the reseller's mail server,
+else the platform's (``CLOUDADMIN_SMTP_*``: a mail of an operator's user, who has no
+reseller, or of a reseller without a mail server)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import ssl
+from dataclasses import dataclass
 from email.message import EmailMessage
+from typing import Any
 
 import aiosmtplib
 from sqlalchemy import select
@@ -13,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cloudadmin.auth.service import notice_due
+from cloudadmin.config import Settings, get_settings
 from cloudadmin.db.models import (
     Branding,
     Client,
@@ -68,6 +73,38 @@ def reason(exc: BaseException) -> str:
     if isinstance(exc, aiosmtplib.SMTPException) and "TLS" in str(exc):
         return TLS_FAILED
     return COULD_NOT_CONNECT
+
+
+# The outbox's ``reseller_id`` of a mail that no reseller sends (an operator's user's
+# password reset): the platform's mail server sends it.
+PLATFORM = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformMailServer:
+    """The platform's own mail server (``CLOUDADMIN_SMTP_*``), used when the mail's
+    reseller has none."""
+
+    host: str
+    port: int
+    tls: bool
+    login: str | None
+    password: str | None
+    sender: str | None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PlatformMailServer | None:
+        if not settings.smtp_host:
+            return None
+        password = settings.smtp_password
+        return cls(
+            host=settings.smtp_host,
+            port=settings.smtp_port,
+            tls=settings.smtp_tls,
+            login=settings.smtp_login,
+            password=password.get_secret_value() if password is not None else None,
+            sender=settings.smtp_from,
+        )
 
 
 def reseller_of(account: Client) -> int | None:
@@ -130,7 +167,8 @@ async def enqueue_deletion_request(session: AsyncSession, account: Client, user_
 # A mail whose body holds a secret (a set-password link) is stored encrypted (SecretBox)
 # and decrypted only to be sent: the outbox table never holds a usable link.
 INVITATION = "invitation"
-SEALED_KINDS = frozenset({INVITATION})
+PASSWORD_RESET = "password_reset"
+SEALED_KINDS = frozenset({INVITATION, PASSWORD_RESET})
 
 
 async def enqueue_invitation(
@@ -158,6 +196,40 @@ async def enqueue_invitation(
             f"Set your password to sign in:\n{link}\n\n"
             f"The link works once, within {valid_hours} hours. If you did not expect this "
             "invitation, ignore this mail.\n"
+        ),
+        created_at=now,
+        next_attempt_at=now,
+        attempts=0,
+        sent=False,
+    )
+    session.add(message)
+    await outbox_written(session)
+    return message
+
+
+async def enqueue_password_reset(
+    session: AsyncSession,
+    box: SecretBox,
+    *,
+    reseller_id: int,
+    recipient: str,
+    link: str,
+    valid_hours: int,
+) -> MailMessage:
+    """Queues a password reset's mail (the Admin Portal's "Forgot your password?"): the
+    link that sets the user's password, sealed as an invitation's is. ``reseller_id``:
+    the user's reseller, or PLATFORM."""
+    now = utcnow()
+    message = MailMessage(
+        kind=PASSWORD_RESET,
+        reseller_id=reseller_id,
+        recipients=[recipient],
+        subject="Reset your password",
+        body=box.encrypt(
+            "Someone, probably you, asked to reset the password of this address.\n\n"
+            f"Choose a new password here:\n{link}\n\n"
+            f"The link works once, within {valid_hours} hours. If you did not ask for it, "
+            "ignore this mail: your password stays as it is.\n"
         ),
         created_at=now,
         next_attempt_at=now,
@@ -208,22 +280,62 @@ async def note_failed_login(
         log.exception("could not queue the failed-login notice")
 
 
+_UNSET: Any = object()
+
+
 class MailSender:
-    def __init__(self, secret_box: SecretBox, outbound: Outbound | None = None) -> None:
+    def __init__(
+        self,
+        secret_box: SecretBox,
+        outbound: Outbound | None = None,
+        platform: PlatformMailServer | None = _UNSET,
+    ) -> None:
         self.secret_box = secret_box
         self.outbound = outbound or Outbound()
+        # Not given: the platform's server of the process's settings, read when first
+        # needed (only a mail no reseller can send needs it).
+        self._platform = platform
+
+    @property
+    def platform(self) -> PlatformMailServer | None:
+        if self._platform is _UNSET:
+            self._platform = PlatformMailServer.from_settings(get_settings())
+        return self._platform
+
+    def _server_of(
+        self, message: MailMessage, branding: Branding | None
+    ) -> tuple[dict[str, Any], str | None, str | None]:
+        """The mail server (host, port, tls, login), the password and the From address:
+        the reseller's, else the platform's."""
+        server = dict(branding.mail_server or {}) if branding else {}
+        if server.get("host") and branding is not None:
+            sender = (branding.public_settings or {}).get("fromEmail")
+            password = (
+                self.secret_box.decrypt(branding.mail_password_encrypted)
+                if branding.mail_password_encrypted
+                else None
+            )
+            return server, password, sender
+        platform = self.platform
+        if platform is None:
+            if message.reseller_id == PLATFORM:
+                raise MailError("the platform has no mail server (CLOUDADMIN_SMTP_HOST)")
+            raise MailError(f"reseller {message.reseller_id} has no mail server")
+        server = {
+            "host": platform.host,
+            "port": platform.port,
+            "tls": platform.tls,
+            "login": platform.login,
+        }
+        return server, platform.password, platform.sender
 
     async def send(self, session: AsyncSession, message: MailMessage) -> None:
-        branding = await session.get(Branding, message.reseller_id)
-        server = dict(branding.mail_server or {}) if branding else {}
-        if not server.get("host"):
-            raise MailError(f"reseller {message.reseller_id} has no mail server")
-        sender = (branding.public_settings or {}).get("fromEmail") if branding else None
-        password = (
-            self.secret_box.decrypt(branding.mail_password_encrypted)
-            if branding and branding.mail_password_encrypted
+        branding = (
+            await session.get(Branding, message.reseller_id)
+            if message.reseller_id != PLATFORM
             else None
         )
+        server, password, sender = self._server_of(message, branding)
         mail = EmailMessage()
         mail["From"] = sender or server.get("login") or f"noreply@{server['host']}"
         mail["To"] = ", ".join(message.recipients)

@@ -30,6 +30,7 @@ from cloudadmin.db.models.reports import MonthlyReport
 from cloudadmin.db.models.reselling import Branding, NotificationSetting
 from cloudadmin.db.models.sellers import Seller
 from cloudadmin.db.models.tasks import Task
+from cloudadmin.db.models.two_factor import UserTwoFactor
 from cloudadmin.db.models.webhooks import (
     WebhookDelivery,
     WebhookDeliveryState,
@@ -66,6 +67,7 @@ __all__ = [
     "User",
     "UserActionEvent",
     "UserActionResource",
+    "UserTwoFactor",
     "WebhookDelivery",
     "WebhookDeliveryState",
     "WebhookSubscription",
