@@ -35,7 +35,7 @@ async def arrange_people(session: AsyncSession) -> People:
     operator_account = await make_client(session)
     reseller = await make_reseller(session)
     other = await make_reseller(session)
-    seller = await make_seller(session, reseller, activated=True)
+    seller = await make_seller(session, reseller, activated=True, password_hash=hashed)
     client = await make_client(session, reseller_id=reseller.id, seller_id=seller.id)
     other_client = await make_client(session, reseller_id=other.id)
     operator = await make_user(session, operator_account, superuser=True, password_hash=hashed)

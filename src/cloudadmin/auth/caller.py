@@ -18,6 +18,10 @@ class CallerKind(StrEnum):
     reseller = "reseller"
     client_admin = "client_admin"
     member = "member"
+    # A reseller's sales person signed in to the Admin Portal (never an API key): sees
+    # the clients assigned to it and changes nothing (docs/access.md, "The Admin Portal:
+    # sellers").
+    seller = "seller"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +38,16 @@ class Caller:
     # When the API key of this request expires (None: never). A token it issues may not
     # outlive it (iam/api_tokens).
     key_expires_at: datetime | None = None
+    # A seller signed in to the portal (db/models/sellers.py): its account is its
+    # reseller's, ``user_id`` 0 (a seller is not a user) and ``user_email`` its own.
+    seller_id: int | None = None
 
     @property
     def kind(self) -> CallerKind:
         if self.superuser:
             return CallerKind.operator
+        if self.seller_id is not None:
+            return CallerKind.seller
         if self.account_type == "reseller":
             return CallerKind.reseller
         if ADMINISTRATORS in self.group_ids:
@@ -55,7 +64,13 @@ class Caller:
 
     @property
     def is_member(self) -> bool:
-        return self.kind is CallerKind.member
+        """A client member, or a seller: every check that refuses a member a change
+        refuses a seller too."""
+        return self.kind in (CallerKind.member, CallerKind.seller)
+
+    @property
+    def is_seller(self) -> bool:
+        return self.kind is CallerKind.seller
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,11 @@ def clients_of(reseller: Any) -> Any:
     return select(Client.id).where(Client.reseller_id == reseller).scalar_subquery()
 
 
+def clients_of_seller(seller: Any) -> Any:
+    """Scalar subquery: the ids of the client accounts assigned to the seller."""
+    return select(Client.id).where(Client.seller_id == seller).scalar_subquery()
+
+
 def tenant_clause(
     account: Any, own: Sequence[Any], *, clients: Any | None = None
 ) -> ColumnElement[bool]:
@@ -42,17 +47,21 @@ def tenant_clause(
 def caller_scope(caller: Caller, own: Any, *, clients: Any | None = None) -> ColumnElement[bool]:
     """:func:`tenant_clause` for ``caller``: operators see every row; a reseller also
     the rows of its clients when ``clients`` is given; anyone else the rows of its own
-    account."""
+    account. A seller: the rows of the clients assigned to it (``clients``, else ``own``,
+    naming a client account), never its reseller's own."""
     if caller.is_operator:
         return true()
+    if caller.seller_id is not None:
+        column = clients if clients is not None else own
+        return column.in_(clients_of_seller(caller.seller_id))  # type: ignore[no-any-return]
     return tenant_clause(caller.account_id, [own], clients=clients if caller.is_reseller else None)
 
 
 def visible_accounts(caller: Caller, column: Any) -> ColumnElement[bool]:
     """SQL condition: ``column`` (an account id) is an account the caller may see.
 
-    Operator: every account. Reseller: itself and its clients. Anyone else: its
-    own account.
+    Operator: every account. Reseller: itself and its clients. Seller: the clients
+    assigned to it. Anyone else: its own account.
     """
     return caller_scope(caller, column, clients=column)
 

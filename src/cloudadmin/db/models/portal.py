@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, String
+from sqlalchemy import CheckConstraint, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cloudadmin.db.base import Base
@@ -15,12 +15,21 @@ from cloudadmin.db.types import JSONType, UTCDateTime, utcnow
 
 class PortalSession(Base):
     """One signed-in browser. The cookie holds a random id; only its SHA-256 is kept, so
-    a copy of this table signs no one in."""
+    a copy of this table signs no one in. It signs in a user or a seller (sellers are not
+    users): exactly one of ``user_id`` and ``seller_id`` is set."""
 
     __tablename__ = "portal_sessions"
+    __table_args__ = (
+        CheckConstraint("(user_id IS NULL) <> (seller_id IS NULL)", name="one_person"),
+    )
 
     id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    user_id: Mapped[int] = mapped_column(Integer, fk("users.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int | None] = mapped_column(
+        Integer, fk("users.id", ondelete="CASCADE"), index=True
+    )
+    seller_id: Mapped[int | None] = mapped_column(
+        Integer, fk("sellers.id", ondelete="CASCADE"), index=True
+    )
     # The token every state-changing request of the session carries (form field or
     # X-CSRF-Token header).
     csrf_token: Mapped[str] = mapped_column(String(64))

@@ -40,7 +40,10 @@ NOT_KEPT = ("min_traffic", "max_traffic", "secondaryhostnames", "promocode")
 
 
 def _scope(caller: Caller) -> ColumnElement[bool]:
-    """Operator: every account. Reseller: its clients (not itself)."""
+    """Operator: every account. Reseller: its clients (not itself). Seller: the clients
+    assigned to it."""
+    if caller.is_seller:
+        return caller_scope(caller, Client.id)
     return caller_scope(caller, Client.reseller_id)
 
 

@@ -1,9 +1,10 @@
 """Reading accounts: GET /iam/clients, /iam/clients/{clientId}, /iam/clients/me.
 
 Who may read what (docs/iam.md, "Reading accounts"): one account follows the same
-visibility as PATCH (docs/access.md: operator any, reseller itself and its clients, anyone
-else its own account); the list is the reseller's operation, so client administrators
-and members get 403 before anything is read.
+visibility as PATCH (docs/access.md: operator any, reseller itself and its clients, a
+seller its assigned clients, anyone else its own account); the list is the reseller's
+operation (and a portal seller's), so client administrators and members get 403 before
+anything is read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ async def list_clients(
 ) -> list[Client] | ClientPage:
     """Without ``limit`` every match as a plain array, with it a page (the provider's
     GetClientsResponse: ClientsArray or ClientsPaginatedArray)."""
-    require(caller, CallerKind.reseller)
+    require(caller, CallerKind.reseller, CallerKind.seller)
     ids = await listing.matching_ids(session, caller, q)
     end = None if q.limit is None else q.offset + q.limit
     wanted = ids[q.offset : end] if q.offset < len(ids) else []

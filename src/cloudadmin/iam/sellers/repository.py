@@ -12,7 +12,7 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
 from cloudadmin.db import locking
 from cloudadmin.db.filters import count_rows, sliced
-from cloudadmin.db.models import Client, Seller
+from cloudadmin.db.models import Branding, Client, Seller
 from cloudadmin.kit.pagination import Paging
 
 
@@ -104,3 +104,28 @@ async def unassign_from_clients(session: AsyncSession, seller_id: int) -> None:
     await session.execute(
         update(Client).where(Client.seller_id == seller_id).values(seller_id=None)
     )
+
+
+async def for_new_password(session: AsyncSession, seller_id: int) -> Seller | None:
+    """A seller who may set its password through a link (not deleted, not blocked, of a
+    reseller account not deleted), locked until the transaction ends: of two requests
+    with one link, the second finds the password the first set."""
+    stmt = (
+        select(Seller)
+        .join(Client, Client.id == Seller.reseller_id)
+        .where(
+            Seller.id == seller_id,
+            Seller.deleted.is_(False),
+            Seller.blocked.is_(False),
+            Client.deleted.is_(False),
+        )
+    )
+    return (await session.execute(locking.for_change(stmt, Seller))).scalar_one_or_none()
+
+
+async def mail_server_of(session: AsyncSession, reseller_id: int) -> Branding | None:
+    """The reseller's branding when it names a mail server (its mails go through it)."""
+    branding = await session.get(Branding, reseller_id)
+    if branding is None or branding.deleted or not (branding.mail_server or {}).get("host"):
+        return None
+    return branding

@@ -86,6 +86,17 @@ async def _visible(
     return found
 
 
+async def visible_row(
+    session: AsyncSession, caller: Caller, seller_id: int, *, change: bool = False
+) -> tuple[SellerRow, Client]:
+    """The seller's row and its reseller, as the operations find them (``change``: locked,
+    and a deleted seller is not found)."""
+    return await _visible(session, caller, seller_id, for_change=change)
+
+
+out = _out
+
+
 async def get(session: AsyncSession, caller: Caller, seller_id: int) -> Seller:
     return _out(*await _visible(session, caller, seller_id))
 

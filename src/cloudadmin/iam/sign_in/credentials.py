@@ -1,5 +1,7 @@
 """Who signs in to the portal: an e-mail and a password checked against the stored
-argon2id hash (kit/crypto.py, as the API's set-password flow stores it)."""
+argon2id hash (kit/crypto.py, as the API's set-password flow stores it). A user, or a
+seller (db/models/sellers.py: a reseller's sales person, not a user), whose password
+was set through its invitation's link."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import secrets
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.caller import Caller
 from cloudadmin.db.models.accounts import Client, User, user_groups
 from cloudadmin.db.models.portal import PortalSession
+from cloudadmin.db.models.sellers import Seller
 from cloudadmin.kit.crypto import hash_password, verify_password
 
 
@@ -28,14 +32,20 @@ class PortalKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PortalUser:
+    """Who is signed in. A seller is not a user: its ``user_id`` is 0 (no user has it)
+    and ``seller_id`` names it."""
+
     user_id: int
     email: str
     name: str
     kind: PortalKind
+    seller_id: int | None = None
 
     @property
     def principal(self) -> str:
         """Who this is, for what the portal keeps per person (preferences.py)."""
+        if self.seller_id is not None:
+            return f"seller:{self.seller_id}"
         return f"user:{self.user_id}"
 
 
@@ -73,8 +83,40 @@ async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
 
 
+def _seller(seller: Seller) -> PortalUser:
+    return PortalUser(0, seller.email, seller.full_name, PortalKind.seller, seller_id=seller.id)
+
+
+def _seller_may_sign_in() -> list[Any]:
+    """A seller who set its password (activated), neither blocked nor deleted, of a
+    reseller account not deleted."""
+    return [
+        Seller.password_hash.is_not(None),
+        Seller.activated.is_(True),
+        Seller.blocked.is_(False),
+        Seller.deleted.is_(False),
+        Client.deleted.is_(False),
+    ]
+
+
+async def seller_of(db: AsyncSession, seller_id: int) -> PortalUser | None:
+    found = (
+        await db.execute(
+            select(Seller)
+            .join(Client, Client.id == Seller.reseller_id)
+            .where(Seller.id == seller_id, *_seller_may_sign_in())
+        )
+    ).scalar_one_or_none()
+    return None if found is None else _seller(found)
+
+
 async def user_of_session(db: AsyncSession, row: PortalSession) -> PortalUser | None:
-    """Who a live session signs in, if they still may sign in."""
+    """Who a live session signs in, if they still may sign in (a seller blocked or
+    deleted meanwhile may not)."""
+    if row.seller_id is not None:
+        return await seller_of(db, row.seller_id)
+    if row.user_id is None:
+        return None
     return await user_of(db, row.user_id)
 
 
@@ -89,12 +131,17 @@ class Refused:
 async def check_password(db: AsyncSession, email: str, password: str) -> PortalUser | Refused:
     """The user, or Refused for an unknown e-mail, a wrong password, and a user who may
     not sign in (inactive, deleted, its account deleted): all alike, in about the same
-    time. The hash is verified in a thread: argon2id takes tens of milliseconds."""
+    time. The hash is verified in a thread: argon2id takes tens of milliseconds.
+
+    When no user may sign in under the address, a seller may (activated, not blocked,
+    not deleted): one hash is verified either way, so a seller's refusal looks and takes
+    as long as a user's."""
+    address = email.strip().lower()
     found = (
         await db.execute(
             select(User, Client)
             .join(Client, Client.id == User.client_id)
-            .where(func.lower(User.email) == email.strip().lower())
+            .where(func.lower(User.email) == address)
         )
     ).first()
     user, account = found if found is not None else (None, None)
@@ -107,7 +154,19 @@ async def check_password(db: AsyncSession, email: str, password: str) -> PortalU
         and not account.deleted
     )
     stored = user.password_hash if allowed and user is not None else None
+    seller = None
+    if stored is None:
+        seller = (
+            await db.execute(
+                select(Seller)
+                .join(Client, Client.id == Seller.reseller_id)
+                .where(func.lower(Seller.email) == address, *_seller_may_sign_in())
+            )
+        ).scalar_one_or_none()
+        stored = seller.password_hash if seller is not None else None
     verified = await asyncio.to_thread(verify_password, stored or _dummy(), password)
+    if seller is not None:
+        return _seller(seller) if verified else Refused(None)
     if not (verified and allowed and user is not None and account is not None):
         return Refused(user.id if user is not None and not user.deleted else None)
     return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
@@ -116,7 +175,27 @@ async def check_password(db: AsyncSession, email: str, password: str) -> PortalU
 async def caller_of(db: AsyncSession, user: PortalUser) -> Caller:
     """The signed-in user as the services know a caller (auth/caller.py): its account,
     its account's kind and its groups, as an API key without a role would carry them.
-    A console's session has no key (``key_id`` None)."""
+    A console's session has no key (``key_id`` None). A seller: its reseller's account,
+    no group, ``seller_id`` set (auth/caller.py: it sees its clients, changes nothing)."""
+    if user.seller_id is not None:
+        reseller = (
+            await db.execute(
+                select(Client.id, Client.client_type, Client.reseller_id)
+                .join(Seller, Seller.reseller_id == Client.id)
+                .where(Seller.id == user.seller_id)
+            )
+        ).one()
+        return Caller(
+            user_id=0,
+            user_email=user.email,
+            superuser=False,
+            group_ids=frozenset(),
+            key_id=None,
+            account_id=reseller[0],
+            account_type=reseller[1],
+            account_reseller_id=reseller[2],
+            seller_id=user.seller_id,
+        )
     found = (
         await db.execute(
             select(Client.id, Client.client_type, Client.reseller_id, user_groups.c.group_id)

@@ -36,13 +36,15 @@ class Started:
 
 
 async def start(db: AsyncSession, user: PortalUser) -> Started:
+    """A new session of the user, or of the seller (``user.seller_id``)."""
     session_id = secrets.token_urlsafe(32)
     csrf_token = secrets.token_urlsafe(32)
     now = utcnow()
     db.add(
         PortalSession(
             id_hash=_digest(session_id),
-            user_id=user.user_id,
+            user_id=None if user.seller_id is not None else user.user_id,
+            seller_id=user.seller_id,
             csrf_token=csrf_token,
             created_at=now,
             last_seen_at=now,
@@ -96,3 +98,10 @@ async def end_other_sessions(db: AsyncSession, user_id: int, keep: str | None) -
     if ended:
         await db.execute(delete(PortalSession).where(PortalSession.id_hash.in_(ended)))
     return len(ended)
+
+
+async def end_seller_sessions(db: AsyncSession, seller_id: int) -> int:
+    """Ends every session of the seller (a new password set through a link, a block, a
+    deletion); how many ended."""
+    ended = await db.execute(delete(PortalSession).where(PortalSession.seller_id == seller_id))
+    return int(getattr(ended, "rowcount", 0) or 0)

@@ -69,6 +69,18 @@ async def list_users(session: AsyncSession, caller: Caller, page: Paging, url: U
     )
 
 
+async def search(
+    session: AsyncSession, caller: Caller, flt: repository.UserSearch, page: Paging
+) -> tuple[int, list[UserOut]]:
+    """The Admin Portal's users search: the live users of every account the caller sees
+    (operators: all; resellers: their own and their clients'), the count and one page.
+    Operators and resellers only (403)."""
+    require(caller, CallerKind.reseller)
+    total = await repository.count_search(session, caller, flt)
+    rows = await repository.search_page(session, caller, flt, page)
+    return total, [present(user, account) for user, account in rows]
+
+
 async def _visible(
     session: AsyncSession, caller: Caller, user_id: int, *, for_change: bool = False
 ) -> tuple[User, Client]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Select, func, select
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
@@ -108,3 +111,45 @@ async def get_visible(
         stmt = locking.for_change(stmt, User)
     row = (await session.execute(stmt)).first()
     return None if row is None else (row[0], row[1])
+
+
+@dataclass(frozen=True, slots=True)
+class UserSearch:
+    """The Admin Portal's search of users (docs/portal.md, "Users"); None: not filtered.
+    ``email`` and ``name``: a part, any letter case; ``account``: an account's id, or a
+    part of its company name."""
+
+    email: str | None = None
+    name: str | None = None
+    account: str | None = None
+
+    def conditions(self) -> list[Any]:
+        where: list[Any] = []
+        if self.email:
+            where.append(User.email.icontains(self.email, autoescape=True))
+        if self.name:
+            where.append(User.name.icontains(self.name, autoescape=True))
+        if self.account:
+            named = Client.company_name.icontains(self.account, autoescape=True)
+            digits = self.account.strip()
+            if digits.isdigit() and len(digits) <= 10:
+                where.append(or_(Client.id == int(digits), named))
+            else:
+                where.append(named)
+        return where
+
+
+def _searched(caller: Caller, search: UserSearch) -> Select[User, Client]:
+    return _live_users().where(visible_accounts(caller, User.client_id), *search.conditions())
+
+
+async def count_search(session: AsyncSession, caller: Caller, search: UserSearch) -> int:
+    return await count_rows(session, _searched(caller, search).subquery())
+
+
+async def search_page(
+    session: AsyncSession, caller: Caller, search: UserSearch, page: Paging
+) -> list[tuple[User, Client]]:
+    """Live users of accounts the caller sees that ``search`` matches, by e-mail then id."""
+    stmt = sliced(_searched(caller, search).order_by(func.lower(User.email), User.id), page)
+    return [(row[0], row[1]) for row in (await session.execute(stmt)).all()]

@@ -8,7 +8,10 @@ salts each one), so a used token no longer matches: single use without a table. 
 e-mail, or another password set meanwhile, voids it too.
 
 Invitations (iam/users/invitations.py) make one; the Admin Portal's password reset can
-use the same generator with the same consuming endpoint.
+use the same generator with the same consuming endpoint. A seller's link (the Admin
+Portal's sellers, iam/sellers/invitation.py) is made by a generator of the seller kind
+(``SetPasswordTokens.for_sellers``): another purpose in its key and an ``s`` before the
+id, so that neither kind's token is ever taken for the other's.
 """
 
 from __future__ import annotations
@@ -20,14 +23,29 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
+from typing import Protocol
 
-from cloudadmin.db.models import User
 from cloudadmin.db.types import utcnow
 
 VALID_FOR = timedelta(hours=24)
 # A token issued this far in the future (clock steps between processes) still counts.
 _CLOCK_SKEW = timedelta(minutes=5)
 _PURPOSE = b"cloudadmin-set-password-v1:"
+_SELLER_PURPOSE = b"cloudadmin-seller-set-password-v1:"
+SELLER_PREFIX = "s"
+
+
+class Holder(Protocol):
+    """Whose password a token sets: a user or a seller row."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def email(self) -> str: ...
+    @property
+    def password_hash(self) -> str | None: ...
+
+
 _SHAPE = re.compile(r"(\d{1,10})-([0-9a-z]{1,13})-([A-Za-z0-9_-]{43})")
 
 
@@ -67,16 +85,30 @@ class SetPasswordTokens:
     """Makes tokens under the current secret key; checks them under it and the previous
     ones (a rotated key does not void the links already sent)."""
 
-    def __init__(self, secret_key: str, *previous: str) -> None:
+    def __init__(
+        self, secret_key: str, *previous: str, purpose: bytes = _PURPOSE, prefix: str = ""
+    ) -> None:
         self._keys = [
-            hashlib.sha256(_PURPOSE + k.encode()).digest() for k in (secret_key, *previous)
+            hashlib.sha256(purpose + k.encode()).digest() for k in (secret_key, *previous)
         ]
+        self._prefix = prefix
 
-    def make(self, user: User, *, now: datetime | None = None) -> str:
+    @classmethod
+    def for_sellers(cls, secret_key: str, *previous: str) -> SetPasswordTokens:
+        return cls(secret_key, *previous, purpose=_SELLER_PURPOSE, prefix=SELLER_PREFIX)
+
+    def parse(self, token: str) -> Parsed | None:
+        """:func:`parse` for this generator's kind (its prefix before the id)."""
+        if not token.startswith(self._prefix):
+            return None
+        return parse(token[len(self._prefix) :])
+
+    def make(self, user: Holder, *, now: datetime | None = None) -> str:
         issued = int((now or utcnow()).timestamp())
-        return f"{user.id}-{_base36(issued)}-{self._sign(self._keys[0], user, issued)}"
+        signature = self._sign(self._keys[0], user, issued)
+        return f"{self._prefix}{user.id}-{_base36(issued)}-{signature}"
 
-    def check(self, token: Parsed, user: User, *, now: datetime | None = None) -> Refusal | None:
+    def check(self, token: Parsed, user: Holder, *, now: datetime | None = None) -> Refusal | None:
         """None when ``token`` (made for ``user``, whose row it names) sets its password
         now; else why not. The signature is checked before the time, so an expired link
         is told apart only from a genuine one."""
@@ -94,7 +126,7 @@ class SetPasswordTokens:
         return None
 
     @staticmethod
-    def _sign(key: bytes, user: User, issued: int) -> str:
+    def _sign(key: bytes, user: Holder, issued: int) -> str:
         state = "\0".join((str(user.id), user.email.lower(), user.password_hash or "", str(issued)))
         digest = hmac.new(key, state.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()

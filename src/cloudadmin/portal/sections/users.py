@@ -1,15 +1,174 @@
-"""The users section (docs/portal.md)."""
+"""The Users section (docs/portal.md, "Users"): every user the signed-in operator or
+reseller sees, searched by e-mail, name and account, and one user's name, language and
+group edited; the sellers' tab is users_sellers.py (its router is included here).
+
+The edit calls the API's own services: PATCH /iam/users/{userId} for the name and the
+language, PUT /iam/clients/{clientId}/client-users/{userId} for the group, with their
+rules (docs/access.md, "Changing users"): another tenant's user is the 404 page, an
+operator's user is refused to a reseller (403), one's own group cannot be changed.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any, get_args
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from cloudadmin.portal.context import PREFIX, AdminPage, PortalRoute
+from cloudadmin.db.models import GROUPS
+from cloudadmin.errors import ApiError, NotFound
+from cloudadmin.iam.client_users import manage as client_users
+from cloudadmin.iam.client_users.schemas import UserGroupChange
+from cloudadmin.iam.clients.schemas import Lang
+from cloudadmin.iam.sign_in.credentials import PortalKind
+from cloudadmin.iam.users import manage as users
+from cloudadmin.iam.users.repository import UserSearch
+from cloudadmin.iam.users.schemas import User, UserPatch
+from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.kit.pagination import Paging
+from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
+from cloudadmin.portal.forms import FORM, Form, errors_of, parse, read_form
+from cloudadmin.portal.sections import users_sellers
 
-router = APIRouter(prefix=f"{PREFIX}/users", route_class=PortalRoute, include_in_schema=False)
+BASE = f"{PREFIX}/users"
+PAGE_SIZE = 25
+MAX_SEARCH = 254
+# Operators and resellers; a seller (or anyone else) gets the 404 page.
+UsersPage = Depends(only(PortalKind.operator, PortalKind.reseller))
+LANGUAGES = [(code, code) for code in get_args(Lang)]
+GROUP_CHOICES = [(str(gid), name) for gid, name in GROUPS.items()]
+NOTICES = {"saved": "The user was saved."}
+
+router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
+# The sellers' routes first: /users/sellers is not a user's id.
+router.include_router(users_sellers.router)
+
+
+def _query_form(portal: Portal) -> Form:
+    form = Form()
+    for name, value in portal.request.query_params.multi_items():
+        form.values.setdefault(name, value[:MAX_SEARCH])
+    return form
+
+
+def _page_number(form: Form) -> int:
+    raw = form.get("page").strip()
+    if not raw:
+        return 1
+    if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
+        form.errors[FORM] = "A page number from 1."
+        return 1
+    return int(raw)
+
+
+def _link(filters: dict[str, str], page: int | None = None) -> str:
+    params = dict(filters)
+    if page is not None and page > 1:
+        params["page"] = str(page)
+    return BASE + ("?" + urlencode(params) if params else "")
 
 
 @router.get("")
-async def users_index(portal: AdminPage) -> Response:
-    return portal.page("Coming", "coming.html")
+async def users_index(portal: Portal = UsersPage) -> Response:
+    """The users the signed-in person sees, searched, a page at a time."""
+    form = _query_form(portal)
+    search = UserSearch(
+        email=form.text_or_none("email"),
+        name=form.text_or_none("name"),
+        account=form.text_or_none("account"),
+    )
+    filters = {k: form.get(k).strip() for k in ("email", "name", "account") if form.get(k).strip()}
+    number = _page_number(form)
+    values: dict[str, Any] = {"form": form, "filters": filters, "found": None}
+    if form.errors:
+        return portal.page_or_part(
+            "Users", "users/list.html", "users/results.html", status=400, **values
+        )
+    total, found = await _search_page(portal, search, number)
+    pages = max(1, -(-total // PAGE_SIZE))
+    if number > pages:  # past the end: the last page
+        number = pages
+        total, found = await _search_page(portal, search, number)
+    values.update(
+        found=found,
+        count=total,
+        page=number,
+        pages=pages,
+        previous=_link(filters, number - 1) if number > 1 else "",
+        next=_link(filters, number + 1) if number < pages else "",
+        groups=GROUPS,
+    )
+    return portal.page_or_part("Users", "users/list.html", "users/results.html", **values)
+
+
+async def _search_page(portal: Portal, search: UserSearch, number: int) -> tuple[int, list[User]]:
+    paging = Paging(limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
+    return await users.search(portal.db, portal.caller, search, paging)
+
+
+def _edit_form(user: User) -> Form:
+    roles = user.client_and_roles[0].user_roles if user.client_and_roles else []
+    return Form(
+        values={"name": user.name or "", "lang": user.lang, "group": roles[0] if roles else ""}
+    )
+
+
+def _edit_page(portal: Portal, user: User, form: Form, *, status: int = 200) -> Response:
+    notice = NOTICES.get(portal.request.query_params.get("notice", ""))
+    return portal.page(
+        f"User {user.email}",
+        "users/edit.html",
+        status=status,
+        target=user,
+        form=form,
+        languages=LANGUAGES,
+        groups=GROUP_CHOICES,
+        itself=user.id == portal.user.user_id,
+        notice=notice if status == 200 else None,
+    )
+
+
+def _user_id(user_id: int) -> int:
+    """An id no row can have is not found, as one of another tenant."""
+    if not 1 <= user_id <= INT32_MAX:
+        raise NotFound()
+    return user_id
+
+
+@router.get("/{user_id}")
+async def user_page(user_id: int, portal: Portal = UsersPage) -> Response:
+    """One user: its name, language and group, as a form."""
+    user = await users.get(portal.db, portal.caller, _user_id(user_id))
+    return _edit_page(portal, user, _edit_form(user))
+
+
+@router.post("/{user_id}")
+async def update_user(user_id: int, portal: Portal = UsersPage) -> Response:
+    """Saves the name and the language (the API's PATCH of the user) and the group (the
+    API's PUT of the client user), in one transaction: a refusal of either writes
+    nothing and shows the form again."""
+    user = await users.get(portal.db, portal.caller, _user_id(user_id))
+    form = await read_form(portal.request)
+    patch = parse(
+        UserPatch, {"name": form.get("name").strip() or None, "lang": form.get("lang")}, form
+    )
+    group = form.get("group")
+    current = _edit_form(user).get("group")
+    if group != current and (not group.isdigit() or int(group) not in GROUPS):
+        form.errors.setdefault("group", "Choose one of the groups.")
+    if patch is None or form.errors:
+        return _edit_page(portal, user, form, status=400)
+    try:
+        await users.update(portal.db, portal.actor, user.id, patch)
+        if group != current:
+            change = UserGroupChange.model_validate(
+                {"user_role": {"id": int(group), "name": GROUPS[int(group)]}}
+            )
+            await client_users.change_group(portal.db, portal.actor, user.client, user.id, change)
+    except ApiError as refused:
+        if refused.status_code in (403, 404):
+            raise
+        form.refuse(errors_of(refused))
+        return _edit_page(portal, user, form, status=400)
+    return see_other(f"{BASE}/{user.id}?notice=saved")
