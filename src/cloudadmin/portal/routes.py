@@ -14,6 +14,7 @@ from cloudadmin.portal.sections import (
     billing,
     events,
     profile,
+    seller_password,
     users,
     vendor,
 )
@@ -21,5 +22,16 @@ from cloudadmin.portal.sections import (
 STATIC_PATH = f"{PREFIX}/static"
 
 router = APIRouter(include_in_schema=False)
-for part in (sign_in_pages, home, accounts, users, activity, vendor, billing, events, profile):
+for part in (
+    sign_in_pages,
+    home,
+    accounts,
+    users,
+    seller_password,
+    activity,
+    vendor,
+    billing,
+    events,
+    profile,
+):
     router.include_router(part.router)
