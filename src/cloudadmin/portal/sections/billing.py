@@ -1,15 +1,263 @@
-"""The billing section (docs/portal.md)."""
+"""The Billing section (docs/portal.md, "Billing"): the addendum browser over the whole
+table, its filtered list as a streamed CSV, and a chart of active addendums per product
+over the last twelve months. The monthly reports are billing_reports.py's.
+
+The browser parses its query string into the API's own query model and calls the
+service the API's list endpoint calls (billing/addendums/service.py ``list_addendums``):
+the same filters and messages, the same scope (an operator sees every addendum, a
+reseller those of its clients), the same plans for every shape of request, and the
+page's rows are the service's answer, with no query of their own. The CSV reads the
+same filters, scope and order through one server-side cursor (billing/addendums/
+export.py); the chart's figures come from one grouped statement (chart.py).
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import math
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Depends
+from pydantic_core import from_json
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
 
-from cloudadmin.portal.context import PREFIX, AdminPage, PortalRoute
+from cloudadmin.billing.addendums import export, service
+from cloudadmin.billing.addendums.chart import ActiveByMonth, active_by_month
+from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCTS, STATUSES
+from cloudadmin.db.types import utcnow
+from cloudadmin.errors import ValidationError
+from cloudadmin.iam.sign_in.credentials import PortalKind
+from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
+from cloudadmin.portal.csv_export import csv_batches_download
+from cloudadmin.portal.forms import FORM, errors_of
+from cloudadmin.portal.sections import billing_chart
+from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
 
 router = APIRouter(prefix=f"{PREFIX}/billing", route_class=PortalRoute, include_in_schema=False)
+BASE = f"{PREFIX}/billing"
+
+# Operators and resellers' users (docs/access.md); a seller gets the 404 page.
+BillingPage = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.reseller))]
+
+TITLE = "Billing: addendums"
+# The filters shown under "More filters" (the others are always in view).
+MORE = (
+    "id",
+    "addendum_id",
+    "payer_id",
+    "provider_id",
+    "reseller_id",
+    "plan_id",
+    "plan_name",
+    "product_id",
+    "product_name",
+    "currency_id",
+    "currency_char_code",
+    "active_at",
+    "not_active_at",
+    "active_after",
+    "active_before",
+    "active_start_from",
+    "active_start_to",
+    "active_end_from",
+    "active_end_to",
+    "created_on",
+)
+PRODUCT_CHOICES = sorted(PRODUCTS.values())
+SORTABLE = {
+    "id": "ID",
+    "client_id": "Client",
+    "product_name": "Product",
+    "plan_name": "Plan",
+    "active_range_start": "Active from",
+    "active_range_end": "Active until",
+    "created_at": "Created",
+}
+
+
+def _wants_part(portal: Portal) -> bool:
+    """htmx swaps the results; a history restore asks for the whole page."""
+    return portal.is_htmx and portal.request.headers.get("HX-History-Restore-Request") != "true"
+
+
+def _relative(link: str | None) -> str:
+    """A link of the service's page (absolute, as the API gives it) within this site."""
+    if not link:
+        return ""
+    parts = urlsplit(link)
+    return f"{parts.path}?{parts.query}" if parts.query else parts.path
+
+
+def shown_instant(text: str | None) -> str:
+    """An instant of the list ('2025-05-15T12:00:00Z') as the table shows it."""
+    if not text:
+        return ""
+    return text.replace("T", " ").removesuffix("Z")
+
+
+def _sort_key(browse: Browse) -> str:
+    """The ordering's first field, as the column heads mark it."""
+    first = browse.ordering.split(",")[0].strip()
+    return first
+
+
+def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> dict[str, Any]:
+    limit = browse.limit
+    values: dict[str, Any] = {
+        "form": browse.form,
+        "browse": browse,
+        "found": found,
+        "more": MORE,
+        "more_open": any(name in browse.form.lists or name in browse.form.errors for name in MORE),
+        "statuses": STATUSES,
+        "currencies": CURRENCY_CODES,
+        "products": PRODUCT_CHOICES,
+        "limits": limit_choices(limit),
+        "ordering": _sort_key(browse),
+        "sort_link": lambda key: browse.link(BASE, offset=None, ordering=key),
+        "sortable": SORTABLE,
+        "csv_link": browse.link(f"{BASE}/export.csv", paging=False),
+        "chart_link": browse.link(f"{BASE}/chart", paging=False, ordering=None),
+        "shown_instant": shown_instant,
+        "active_at": browse.query.active_at if browse.query else None,
+    }
+    if found is not None:
+        count = found["count"]
+        pages = max(1, math.ceil(count / limit))
+        page = browse.offset // limit + 1
+        values |= {
+            "count": count,
+            "page": page,
+            "pages": pages,
+            "next": _relative(found["next"]),
+            "previous": _relative(found["previous"]),
+            "first": browse.link(BASE, offset=None) if browse.offset else "",
+            "last": browse.link(BASE, offset=(pages - 1) * limit) if page < pages else "",
+            "jump_fields": [*browse.filters, *_paging_fields(browse)],
+        }
+    return values
+
+
+def _paging_fields(browse: Browse) -> list[tuple[str, str]]:
+    fields = [("limit", str(browse.limit))]
+    if browse.ordering:
+        fields.append(("ordering", browse.ordering))
+    return fields
+
+
+# Parameters without a field of their own: their messages are the form's.
+_UNSHOWN = {"ordering": "The order", "offset": "The offset", "page": "The page"}
+
+
+def _answer(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> Response:
+    status = 200 if found is not None else 400
+    errors = browse.form.errors
+    for name, what in _UNSHOWN.items():
+        if name in errors:
+            message = f"{what} ({name}): {errors.pop(name)}"
+            errors[FORM] = f"{errors[FORM]} {message}" if FORM in errors else message
+    values = _page_values(portal, browse, found)
+    if _wants_part(portal):
+        if status != 200:
+            # htmx does not swap a refusal in: the browser loads the whole page, which
+            # shows the fields' messages (the same address: the same refusal).
+            response = portal.part("billing/results.html", status=status, **values)
+            response.headers["HX-Redirect"] = str(portal.request.url)
+            return response
+        return portal.part("billing/results.html", **values)
+    return portal.page(TITLE, "billing/index.html", status=status, **values)
+
+
+async def _found(portal: Portal, browse: Browse) -> dict[str, Any] | None:
+    """The service's page for the browse's query; None with the form's messages when the
+    service refuses it (an unknown ordering field)."""
+    if browse.query is None:
+        return None
+    conn = await portal.db.connection()
+    try:
+        body = await service.list_addendums(
+            conn, portal.caller, browse.query, url=portal.request.url
+        )
+    except ValidationError as refused:
+        browse.form.refuse(errors_of(refused))
+        browse.query = None
+        return None
+    found: dict[str, Any] = from_json(body)
+    return found
 
 
 @router.get("")
-async def billing_index(portal: AdminPage) -> Response:
-    return portal.page("Coming", "coming.html")
+async def billing_index(portal: BillingPage) -> Response:
+    """The addendums the user sees, with every filter of the API's list, sortable
+    columns and pages (``/portal/billing?client_id=<id>``: one client's)."""
+    browse = read_browse(portal.request.query_params)
+    return _answer(portal, browse, await _found(portal, browse))
+
+
+@router.get("/export.csv")
+async def export_addendums_csv(portal: BillingPage) -> Response:
+    """The filtered list, every row in the list's order, as CSV: streamed through a
+    server-side cursor, constant memory whatever its size."""
+    browse = read_browse(portal.request.query_params)
+    query, caller = browse.query, portal.caller
+    if query is not None:
+        try:  # a bad ordering field is refused before the download starts
+            service.plan(query, caller, (await portal.db.connection()).dialect.name)
+        except ValidationError as refused:
+            browse.form.refuse(errors_of(refused))
+            query = browse.query = None
+    if query is None:
+        return _answer(portal, browse, None)
+    checked = query
+
+    def batches(conn: AsyncConnection) -> Any:
+        return export.stream_addendums(conn, caller, checked)
+
+    name = f"addendums-{utcnow().strftime('%Y%m%dT%H%M%SZ')}.csv"
+    return csv_batches_download(
+        portal.request,
+        name,
+        export.HEADER,
+        batches,
+        cursor=True,
+        text_columns=export.TEXT_COLUMNS,
+    )
+
+
+async def _chart(portal: Portal, browse: Browse) -> ActiveByMonth | None:
+    if browse.query is None:
+        return None
+    return await active_by_month(await portal.db.connection(), portal.caller, browse.query)
+
+
+@router.get("/chart")
+async def addendums_chart(portal: BillingPage) -> Response:
+    """Active addendums per product over the last twelve months, for the list's filters:
+    the chart (an SVG image) and its figures as a table."""
+    browse = read_browse(portal.request.query_params)
+    chart = await _chart(portal, browse)
+    if chart is None:
+        return _answer(portal, browse, None)
+    filters = browse.link("", paging=False, ordering=None).lstrip("?")
+    return portal.page(
+        "Billing: active addendums per product",
+        "billing/chart.html",
+        chart=chart,
+        browse=browse,
+        title_text=billing_chart.title_text(chart),
+        period=billing_chart.period_text(chart),
+        month_label=billing_chart.month_label,
+        svg_link=f"{BASE}/chart.svg" + (f"?{filters}" if filters else ""),
+        list_link=browse.link(BASE, paging=False, ordering=None),
+    )
+
+
+@router.get("/chart.svg")
+async def addendums_chart_svg(portal: BillingPage) -> Response:
+    """The chart as an SVG image (the list's filters in its query string)."""
+    browse = read_browse(portal.request.query_params)
+    chart = await _chart(portal, browse)
+    if chart is None:
+        return _answer(portal, browse, None)
+    return Response(billing_chart.draw(chart), media_type="image/svg+xml")
