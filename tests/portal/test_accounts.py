@@ -16,7 +16,12 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import ActivityLogEntry, Client, PortalPreference, User
+from cloudadmin.auth.app_state import app_state
+from cloudadmin.auth.caller import Actor, Caller
+from cloudadmin.db.models import ActivityLogEntry, Client, PortalPreference, User, UserActionEvent
+from cloudadmin.errors import NotFound, PermissionDenied, ValidationError
+from cloudadmin.iam.clients import availability
+from cloudadmin.iam.clients import search as accounts_search
 from cloudadmin.iam.clients.search import AccountSearch
 from tests.factories import make_client, make_key, make_seller
 from tests.portal.people import People, sign_in
@@ -565,3 +570,111 @@ async def test_the_search_keeps_only_the_filters_that_narrow():
         {"id": "", "email": " a@b ", "test": "hide", "deleted": "any", "x": "1"}
     )
     assert search.filters() == {"email": "a@b", "deleted": "any"}
+
+
+def caller(account_id: int, *, account_type: str = "reseller", superuser: bool = False) -> Caller:
+    return Caller(
+        user_id=1,
+        user_email="someone@example.com",
+        superuser=superuser,
+        group_ids=frozenset({1}),
+        key_id=None,
+        account_id=account_id,
+        account_type=account_type,
+        account_reseller_id=None,
+    )
+
+
+def actor(of: Caller) -> Actor:
+    return Actor(caller=of, source_ip="203.0.113.7", user_agent="test", request_id="r")
+
+
+class TestServices:
+    """The service functions the section added (iam/clients/search.py, availability.py)."""
+
+    async def test_the_export_streams_the_search_in_order_within_the_tenancy(
+        self, app: Any, session: AsyncSession, people: People
+    ):
+        made = await arrange_clients(session, people)
+        many = [
+            await make_client(session, reseller_id=people.reseller_id, company_name=f"Bulk {n:04d}")
+            for n in range(accounts_search.EXPORT_CHUNK + 5)
+        ]
+        await session.commit()
+        reseller = caller(people.reseller_id)
+        engine = app_state(app).read_engine
+
+        async def export(who: Caller, search: AccountSearch) -> list[tuple[Any, ...]]:
+            async with engine.connect() as conn:
+                return [row async for row in accounts_search.export_rows(conn, who, search)]
+
+        found = await export(reseller, AccountSearch(company="bulk", ordering="-companyName"))
+        assert [row[0] for row in found] == [c.id for c in reversed(many)]
+        assert found[0][:5] == (many[-1].id, many[-1].email, None, many[-1].company_name, "active")
+        found = await export(reseller, AccountSearch(email="BETA.example", deleted="any"))
+        assert [row[0] for row in found] == [made["beta"]]
+        # The operator sees every account; another reseller none of these.
+        everyone = await export(caller(1, superuser=True), AccountSearch(company="bulk"))
+        assert len(everyone) == len(many)
+        assert await export(caller(people.other_reseller_id), AccountSearch(company="bulk")) == []
+        with pytest.raises(PermissionDenied):
+            await export(caller(people.client_id, account_type="common"), AccountSearch())
+        # A download stopped early gives its connection back (a cursor in a transaction
+        # on PostgreSQL), in autocommit again.
+        async with engine.connect() as conn:
+            rows = accounts_search.export_rows(conn, reseller, AccountSearch())
+            assert (await anext(rows))[0] == people.client_id
+            await rows.aclose()
+        page = await accounts_search.search_page(
+            session, reseller, AccountSearch(company="bulk", page=3), size=500
+        )
+        assert (page.count, page.page, page.pages) == (len(many), 3, 3)
+        assert [a.id for a in page.accounts] == [c.id for c in many[1000:]]
+        await session.rollback()
+
+    async def test_availability_follows_patchs_privileged_rules(
+        self, session: AsyncSession, people: People
+    ):
+        reseller = caller(people.reseller_id)
+        client_id = people.client_id
+        out = await availability.set_availability(
+            session, actor(reseller), client_id, {"CDN": False, "DNS": True}
+        )
+        assert "CDN" not in out.capabilities and "DNS" in out.capabilities
+        assert out.serviceStatuses.CDN.enabled is False
+        assert await availability.personal(session, reseller, client_id) == {
+            "CDN": False,
+            "DNS": True,
+        }
+        # None: the reseller's default again; unchanged: no second event.
+        await availability.set_availability(session, actor(reseller), client_id, {"CDN": None})
+        await availability.set_availability(session, actor(reseller), client_id, {"CDN": None})
+        assert await availability.personal(session, reseller, client_id) == {"DNS": True}
+        events = (
+            (
+                await session.execute(
+                    select(UserActionEvent).where(UserActionEvent.client_id == client_id)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        assert [(e.action_type, e.api_group) for e in events] == [("update", "client")] * 2
+        operator = caller(people.operator_account_id, account_type="common", superuser=True)
+        await availability.set_availability(session, actor(operator), client_id, {"CLOUD": False})
+        with pytest.raises(NotFound):
+            await availability.set_availability(
+                session, actor(reseller), people.other_client_id, {"CDN": False}
+            )
+        with pytest.raises(NotFound):
+            await availability.personal(session, reseller, people.other_client_id)
+        with pytest.raises(PermissionDenied):
+            await availability.set_availability(
+                session, actor(reseller), people.reseller_id, {"CDN": False}
+            )
+        admin = caller(client_id, account_type="common")
+        with pytest.raises(PermissionDenied):
+            await availability.set_availability(session, actor(admin), client_id, {"CDN": False})
+        with pytest.raises(ValidationError):
+            await availability.set_availability(session, actor(reseller), client_id, {"FTP": True})
+        await session.rollback()
