@@ -9,6 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
@@ -38,7 +39,18 @@ class PortalStatic(StaticFiles):
     """The portal's stylesheet and vendored htmx, with the security headers too."""
 
     async def get_response(self, path: str, scope: Scope) -> Response:
-        return secure(await super().get_response(path, scope), STATIC_HEADERS)
+        try:
+            response = await super().get_response(path, scope)
+        except HTTPException as missing:  # no such file: a page, not the API's JSON body
+            content = fragment(
+                "refused.html",
+                heading="Not found",
+                text="There is no such file.",
+                link="/portal/",
+                link_text="To the start",
+            )
+            return secure(page("Not found", content, status=missing.status_code))
+        return secure(response, STATIC_HEADERS)
 
 
 def static_files() -> StaticFiles:
