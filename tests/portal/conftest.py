@@ -114,6 +114,11 @@ def portal(
         "CLOUDADMIN_DATA_DIR": str(tmp / "data"),
         "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW),
         "CLOUDADMIN_RUN_DISPATCHER": "true",
+        # The platform's mail server (an operator's user has no reseller): the receiver.
+        "CLOUDADMIN_SMTP_HOST": "127.0.0.1",
+        "CLOUDADMIN_SMTP_PORT": str(smtp_port),
+        "CLOUDADMIN_SMTP_TLS": "false",
+        "CLOUDADMIN_SMTP_FROM": "portal@cloudadmin.test",
     }
     server: Process | None = None
     try:

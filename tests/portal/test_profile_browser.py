@@ -1,0 +1,191 @@
+"""docs/portal.md, "Signing in" and "Profile", in a real browser against a real serve on
+both databases: a password reset through the real SMTP receiver (the platform's mail
+server), the profile's sessions, two-factor enrolment (the code computed with pyotp from
+the secret the page shows) and a sign-in with the code, a password change, an API token
+created and revoked, and an idle session sent to the sign-in page. With
+CLOUDADMIN_SCREENSHOTS=1: docs/images/portal-profile.png and portal-two-factor.png."""
+
+from __future__ import annotations
+
+import hashlib
+import quopri
+import re
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pyotp
+import pytest
+from selenium.webdriver.common.by import By
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cloudadmin.db.models import Client, PortalSession
+from cloudadmin.db.types import utcnow
+from cloudadmin.kit.crypto import hash_password
+from tests.factories import make_user
+from tests.portal.browser import Page
+from tests.portal.conftest import Portal, screenshot, sign_in
+from tests.portal.people import token_of
+
+pytestmark = pytest.mark.slow
+
+NEW_PASSWORD = "the password from the reset link"
+CHANGED_PASSWORD = "and the password changed on the profile"
+WAIT = 30.0
+
+
+def fill(page: Page, fields: dict[str, str]) -> None:
+    """Types into the inputs with these ids (the page's submit is a separate click)."""
+    driver: Any = page._driver
+    for name, value in fields.items():
+        element = driver.find_element(By.ID, name)
+        element.clear()
+        element.send_keys(value)
+
+
+def text_of(page: Page, element_id: str) -> str:
+    return str(page.evaluate(f"document.getElementById({element_id!r}).textContent"))
+
+
+def mail_to(portal: Portal, email: str) -> str:
+    """The body of the first mail the receiver got for ``email`` (waits for it)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        for message in list(portal.mailbox.messages):
+            if email in message["to"]:
+                body = str(message["body"])
+                # A long line (the link) comes quoted-printable.
+                return quopri.decodestring(body.encode()).decode() if "=3D" in body else body
+        time.sleep(0.1)
+    raise AssertionError(f"no mail to {email} within {WAIT} s")
+
+
+def next_code(secret: str, after_step: int) -> tuple[str, int]:
+    """A code not used yet: of the step after ``after_step``, or the current one if
+    later (one step ahead of the clock is accepted)."""
+    totp = pyotp.TOTP(secret)
+    step = max(after_step + 1, totp.timecode(utcnow()))
+    return totp.generate_otp(step), step
+
+
+def http_sign_in(portal: Portal, email: str, password: str) -> httpx.Client:
+    """Another browser's session of the same user (plain HTTP)."""
+    other = httpx.Client(base_url=portal.base_url)
+    form = other.get("/portal/sign-in")
+    r = other.post(
+        "/portal/sign-in",
+        data={"email": email, "password": password, "csrf_token": token_of(form.text)},
+    )
+    assert r.status_code == 303 and r.headers["location"] == "/portal/", r.text
+    return other
+
+
+def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal: Portal):
+    email = f"profile-{uuid.uuid4().hex[:10]}@reseller.example"
+
+    async def make(session: AsyncSession) -> int:
+        account = await session.get(Client, portal.people.reseller_id)
+        assert account is not None
+        user = await make_user(
+            session, account, email=email, password_hash=hash_password("forgotten one")
+        )
+        return user.id
+
+    user_id = portal.arrange(make)
+
+    # --- "Forgot your password?": the mail through the platform's server -------------
+    page.open(portal.url("/portal/sign-in"))
+    page.click("main a[href='/portal/forgot-password']")
+    page.fill_and_submit({"f-email": email})
+    assert "If the address is known, a mail is on its way" in page.text()
+    link = re.search(r"http://\S+/portal/reset-password\?token=\S+", mail_to(portal, email))
+    assert link, "no link in the mail"
+    page.open(link.group(0))
+    page.fill_and_submit({"f-password": NEW_PASSWORD, "f-password_again": NEW_PASSWORD})
+    assert page.evaluate("location.pathname") == "/portal/sign-in"
+    assert "Your new password is set" in page.text()
+    # Used once: the link is void now.
+    page.open(link.group(0))
+    assert "not valid, or it was used already" in page.text()
+    assert page.console_problems() == []  # the page's own 400 is no problem
+    sign_in(page, portal, email, NEW_PASSWORD)
+    assert page.evaluate("location.pathname") == "/portal/"
+
+    # --- sessions: another browser's, signed out from here ----------------------------
+    other = http_sign_in(portal, email, NEW_PASSWORD)
+    page.open(portal.url("/portal/profile"))
+    text = page.text()
+    assert "This session" in text and "Another session" in text
+    page.click("#sessions-form button")
+    assert "Every other session of yours has ended." in page.text()
+    assert "Another session" not in page.text()
+    assert other.get("/portal/").status_code == 303
+    other.close()
+
+    # --- an API token: its secret shown once, then revoked -----------------------------
+    fill(page, {"f-name": "browser token"})
+    page.click("#token-form button")
+    token = str(page.evaluate("document.getElementById('new-token').value"))
+    assert re.fullmatch(r"\d+_[A-Za-z0-9_-]{20,}", token)
+    api = httpx.get(portal.url("/iam/clients/me"), headers={"Authorization": f"apikey {token}"})
+    assert api.status_code == 200
+    page.open(portal.url("/portal/profile"))
+    assert "browser token" in page.text() and token.split("_", 1)[1] not in page.text()
+    page.evaluate("document.getElementById('two-factor-heading').scrollIntoView()")
+    screenshot(page, "portal-profile")
+    page.click(f"#revoke-{token.split('_')[0]}")
+    assert "The API token is revoked" in page.text()
+    api = httpx.get(portal.url("/iam/clients/me"), headers={"Authorization": f"apikey {token}"})
+    assert api.status_code == 401
+
+    # --- two-factor enrolment, the secret read from the page ---------------------------
+    page.click("#two-factor-on-form button")
+    assert page.evaluate("document.querySelector('figure.qr svg') !== null")
+    secret = text_of(page, "totp-secret").replace(" ", "")
+    screenshot(page, "portal-two-factor")
+    code, step = next_code(secret, pyotp.TOTP(secret).timecode(utcnow()) - 1)
+    page.fill_and_submit({"f-one_time_password": code})
+    assert "Two-factor sign-in is on" in page.text()
+    assert secret not in page.text()
+
+    # --- sign out, and in again: the password, then the code ---------------------------
+    page.click("nav form button")
+    sign_in(page, portal, email, NEW_PASSWORD)
+    assert page.evaluate("location.pathname") == "/portal/sign-in/code"
+    code, step = next_code(secret, step)
+    page.fill_and_submit({"code": code})
+    assert page.evaluate("location.pathname") == "/portal/"
+
+    # --- the password changed on the profile -------------------------------------------
+    page.open(portal.url("/portal/profile"))
+    fill(
+        page,
+        {
+            "f-current_password": NEW_PASSWORD,
+            "f-password": CHANGED_PASSWORD,
+            "f-password_again": CHANGED_PASSWORD,
+        },
+    )
+    page.click("#password-form button")
+    assert "Your password is changed" in page.text()
+    assert page.console_problems() == []
+
+    # --- an idle session: its next page is the sign-in page ----------------------------
+    cookie = page._driver.get_cookie("portal_session")  # type: ignore[attr-defined]
+    assert cookie is not None
+    digest = hashlib.sha256(cookie["value"].encode()).hexdigest()
+
+    async def age(session: AsyncSession) -> None:
+        await session.execute(
+            update(PortalSession)
+            .where(PortalSession.id_hash == digest, PortalSession.user_id == user_id)
+            .values(last_seen_at=utcnow() - timedelta(minutes=31))
+        )
+
+    portal.arrange(age)
+    page.open(portal.url("/portal/profile"))
+    assert page.evaluate("location.pathname") == "/portal/sign-in"
+    assert page.evaluate("location.search") == "?next=%2Fportal%2Fprofile"
