@@ -204,6 +204,43 @@ class TestList:
         assert "Company" not in r.text
 
 
+class TestSeller:
+    async def test_a_seller_sees_its_assigned_clients_and_changes_nothing(
+        self, client: httpx.AsyncClient, session: AsyncSession, people: People
+    ):
+        made = await arrange_clients(session, people)  # "alpha": another seller's client
+        token = await sign_in(client, people.emails["seller"])
+        r = await client.get("/portal/accounts")
+        assert r.status_code == 200
+        assert ids_in(r.text) == [people.client_id]
+        assert "Add new account" not in r.text
+        r = await client.get("/portal/accounts/export.csv")
+        assert [int(row[0]) for row in list(csv.reader(io.StringIO(r.text)))[1:]] == [
+            people.client_id
+        ]
+        r = await client.get(f"/portal/accounts/{people.client_id}")
+        assert r.status_code == 200 and "/edit" not in r.text
+        for other in (made["alpha"], people.other_client_id, people.reseller_id):
+            assert (await client.get(f"/portal/accounts/{other}")).status_code == 404
+        for path in ("/new", f"/{people.client_id}/edit", f"/{people.client_id}/delete"):
+            assert (await client.get(f"/portal/accounts{path}")).status_code == 403, path
+        before = await count(session, Client)
+        r = await client.post("/portal/accounts/new", data=create_form(token))
+        assert r.status_code == 403
+        r = await client.post(
+            f"/portal/accounts/{people.client_id}/edit",
+            data={"csrf_token": token, "companyName": "Seller was here"},
+        )
+        assert r.status_code == 403
+        r = await client.post(
+            f"/portal/accounts/{people.client_id}/delete", data={"csrf_token": token}
+        )
+        assert r.status_code == 403
+        assert await count(session, Client) == before
+        (row,) = await fresh(session, Client, Client.id == people.client_id)
+        assert not row.deleted and row.company_name != "Seller was here"
+
+
 class TestCsv:
     async def test_the_filtered_list_every_page_in_order(
         self, client: httpx.AsyncClient, session: AsyncSession, people: People

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from cloudadmin.errors import ApiError
+from cloudadmin.errors import ApiError, PermissionDenied
 from cloudadmin.iam.api_tokens import service as tokens
 from cloudadmin.iam.api_tokens.repository import TokenFilter
 from cloudadmin.iam.clients import availability, reads
@@ -98,6 +98,7 @@ async def _form_page(
 
 @router.get("/new")
 async def new_account_form(portal: AdminPage) -> Response:
+    _changer(portal)
     form = Form(values={"lang": "en"})
     return await _form_page(portal, "New account", "accounts/new.html", form, operator=_op(portal))
 
@@ -106,9 +107,18 @@ def _op(portal: Portal) -> bool:
     return portal.user.kind is PortalKind.operator
 
 
+def _changer(portal: Portal) -> Portal:
+    """A seller changes nothing (docs/access.md): its forms are refused as the services
+    would refuse what they send."""
+    if portal.user.kind is PortalKind.seller:
+        raise PermissionDenied()
+    return portal
+
+
 @router.post("/new")
 async def create_account(portal: AdminPage) -> Response:
     """A client account with its first user, as POST /iam/users makes them."""
+    _changer(portal)
     form = await read_form(portal.request)
     wanted = _wanted_availability(form)
     values: dict[str, Any] = {
@@ -182,6 +192,7 @@ async def _personal(portal: Portal, client_id: int) -> dict[str, bool]:
 
 @router.get("/{client_id}/edit")
 async def edit_account_form(client_id: str, portal: AdminPage) -> Response:
+    _changer(portal)
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
     form = Form(values=_edit_values(account, await _personal(portal, account.id)))
     return await _form_page(
@@ -216,6 +227,7 @@ def _changes(account: Client, form: Form) -> dict[str, Any]:
 @router.post("/{client_id}/edit")
 async def update_account(client_id: str, portal: AdminPage) -> Response:
     """The account's details (PATCH /iam/clients/{id}) and its product availability."""
+    _changer(portal)
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
     form = await read_form(portal.request)
     wanted = _wanted_availability(form)
@@ -239,6 +251,7 @@ async def update_account(client_id: str, portal: AdminPage) -> Response:
 
 @router.get("/{client_id}/delete")
 async def delete_account_form(client_id: str, portal: AdminPage) -> Response:
+    _changer(portal)
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
     return portal.page(f"Delete account {account.id}", "accounts/delete.html", account=account)
 
@@ -246,5 +259,6 @@ async def delete_account_form(client_id: str, portal: AdminPage) -> Response:
 @router.post("/{client_id}/delete")
 async def delete_account(client_id: str, portal: AdminPage) -> Response:
     """Requests the account's deletion, as DELETE /iam/clients/{id}."""
+    _changer(portal)
     await clients.request_deletion(portal.db, portal.actor, account_id(client_id))
     return see_other(f"{BASE}?notice=deleted")
