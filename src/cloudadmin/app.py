@@ -24,6 +24,7 @@ from starlette.responses import Response
 from cloudadmin import __version__
 from cloudadmin.auth.app_state import AppState, app_state
 from cloudadmin.auth.throttle import Throttle
+from cloudadmin.billing.reports.runner import run_report_jobs
 from cloudadmin.billing.routes import routers as billing_routers
 from cloudadmin.cloud.routes import routers as cloud_routers
 from cloudadmin.cloud.tasks.runner import settle_stranded
@@ -127,6 +128,8 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
     )
     stop = asyncio.Event()
     task = asyncio.create_task(dispatcher.run(stop))
+    # The monthly reports' job, beside the dispatcher (each process of `serve` runs one).
+    reports = asyncio.create_task(run_report_jobs(engine, stop))
     try:
         yield
     finally:
@@ -135,6 +138,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         # The requests have had the grace already; the dispatcher cancels its lanes at the
         # stop and needs only to close in order.
         await ended_within(task, min(settings.shutdown_grace_seconds, UNWIND_SECONDS))
+        await ended_within(reports, min(settings.shutdown_grace_seconds, UNWIND_SECONDS))
         await dispose_within(engine, DISPOSE_SECONDS)
 
 

@@ -286,6 +286,7 @@ def worker(
     ] = None,
 ) -> None:
     """Deliver events and e-mails (as `serve` does unless CLOUDADMIN_RUN_DISPATCHER=false)."""
+    from cloudadmin.billing.reports.runner import run_report_jobs
     from cloudadmin.events.worker import run_worker
     from cloudadmin.logs import configure
 
@@ -293,7 +294,7 @@ def worker(
     if metrics_port is not None:
         settings = settings.model_copy(update={"worker_metrics_port": metrics_port})
     configure(settings)
-    asyncio.run(run_worker(settings, lanes=lanes))
+    asyncio.run(run_worker(settings, lanes=lanes, beside=(run_report_jobs,)))
 
 
 @events_app.command("status")

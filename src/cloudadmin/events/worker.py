@@ -7,6 +7,8 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -26,7 +28,14 @@ UNWIND_SECONDS = 3.0
 DISPOSE_SECONDS = 2.0
 
 
-async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
+# A job loop run beside the dispatcher, on its engine, until the stop (the monthly
+# reports' job: billing/reports/runner.py, which `cloudadmin worker` passes).
+Beside = Callable[[AsyncEngine, asyncio.Event], Coroutine[Any, Any, None]]
+
+
+async def run_worker(
+    settings: Settings, *, lanes: int | None = None, beside: Sequence[Beside] = ()
+) -> None:
     engine = create_engine(dispatcher_settings(settings))
     dispatcher = Dispatcher(
         engine,
@@ -65,9 +74,13 @@ async def run_worker(settings: Settings, *, lanes: int | None = None) -> None:
             settings.worker_metrics_port,
         )
     log.info("worker %s started", dispatcher.worker_id)
+    jobs = [asyncio.create_task(job(engine, stop)) for job in beside]
     try:
         await _stopped_within(asyncio.create_task(dispatcher.run(stop)), stop, grace)
     finally:
+        stop.set()
+        for job in jobs:
+            await ended_within(job, UNWIND_SECONDS)
         await dispose_within(engine, DISPOSE_SECONDS)
         log.info("worker %s stopped", dispatcher.worker_id)
 

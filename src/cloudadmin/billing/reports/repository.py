@@ -160,10 +160,10 @@ def _takeable(now: datetime) -> ColumnElement[bool]:
     )
 
 
-async def next_takeable(session: AsyncSession, now: datetime) -> int | None:
+async def next_takeable(conn: AsyncConnection, now: datetime) -> int | None:
     """The oldest report no job holds: new, or whose job's lease has passed."""
     stmt = select(MonthlyReport.id).where(_takeable(now)).order_by(MonthlyReport.id).limit(1)
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return (await conn.execute(stmt)).scalar_one_or_none()
 
 
 async def claim(

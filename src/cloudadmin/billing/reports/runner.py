@@ -102,10 +102,12 @@ class ReportJobs:
     async def run_once(self) -> bool:
         """Takes and ends one report; False when there was none to take."""
         now = utcnow()
+        # Looked for without a transaction (on SQLite: without the write lock), then taken.
+        async with self.reader.connect() as conn:
+            report_id = await repository.next_takeable(conn, now)
+        if report_id is None:
+            return False
         async with self.sessions() as session, session.begin():
-            report_id = await repository.next_takeable(session, now)
-            if report_id is None:
-                return False
             taken = await repository.claim(session, report_id, self.owner, now, now + self.lease)
         if taken is None:
             return True  # another job took it first: look again
