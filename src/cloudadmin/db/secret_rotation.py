@@ -93,14 +93,14 @@ KINDS: tuple[SecretKind, ...] = (
         token=_sealed_mail,
     ),
     SecretKind(
-        "instance marks",
-        InstanceMark.__table__,  # type: ignore[arg-type]
-        "value",
-    ),
-    SecretKind(
         "two-factor sign-in secrets",
         UserTwoFactor.__table__,  # type: ignore[arg-type]
         "secret_encrypted",
+    ),
+    SecretKind(
+        "instance marks",
+        InstanceMark.__table__,  # type: ignore[arg-type]
+        "value",
     ),
 )
 
