@@ -153,6 +153,8 @@ class TestList:
         assert part.text.lstrip().startswith('<div id="activity-results"')
         assert ids_in(part.text) == [made]
         assert 'href="/portal/activity/export.csv?method=PATCH"' in part.text
+        # The columns' form goes back to the list as now filtered.
+        assert 'name="query" value="method=PATCH"' in part.text
         bad = await client.get(LIST, params={"method": "1"}, headers=hx)
         assert bad.status_code == 400
         assert bad.headers["HX-Redirect"].endswith("/portal/activity?method=1")
