@@ -17,10 +17,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import ActivityLogEntry, PortalPreference
+from cloudadmin.db.models import ActivityLogEntry, PortalPreference, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.activity_log import service
-from tests.portal.people import People, sign_in
+from tests.factories import auth, make_key
+from tests.portal.people import PASSWORD, People, sign_in
 
 LIST = "/portal/activity"
 
@@ -273,6 +274,8 @@ class TestPortalRequestsInTheLog:
         assert r.status_code == 303
         refused = await client.post(f"{LIST}/columns", data={"csrf_token": token})
         assert refused.status_code == 400
+        forged = await client.post(f"{LIST}/columns", data={"columns": "host"})
+        assert forged.status_code == 403  # refused before the person is known: no row
         rows = [row for row in await log_rows(session) if row.path.startswith("/portal/")]
         # The sign-in and the two posts; no read of the portal.
         assert [(row.actions, row.method, row.status_code, row.reverted) for row in rows][-2:] == [
@@ -280,6 +283,11 @@ class TestPortalRequestsInTheLog:
             ("portal.save_activity_columns", "POST", 400, True),
         ]
         assert all(row.method == "POST" for row in rows)
+        assert len([row for row in rows if row.path == "/portal/activity/columns"]) == 2
+        # The sign-in form's password is masked, as every secret of a body.
+        [signed_in] = [row for row in rows if row.path == "/portal/sign-in"]
+        assert json.loads(signed_in.data)["password"] == "***"
+        assert PASSWORD not in signed_in.data
         saved = rows[-2]
         assert saved.token_id is None and saved.user_id == people.user_ids["reseller"]
         assert saved.client_id == people.reseller_id
@@ -290,3 +298,11 @@ class TestPortalRequestsInTheLog:
         page = await client.get(f"{LIST}/{saved.id}")
         assert "A request of the Admin Portal" in page.text
         assert "<dt>API key</dt><dd>none</dd>" in page.text
+        # The API answers it with the token 0 (its field is an integer).
+        user = await session.get(User, people.user_ids["reseller"])
+        assert user is not None
+        key = await make_key(session, user)
+        await session.commit()
+        r = await client.get(f"/iam/activity_log/requests/{saved.id}", headers=auth(key))
+        assert r.status_code == 200
+        assert r.json()["token"] == 0 and r.json()["actions"] == "portal.save_activity_columns"
