@@ -170,6 +170,10 @@ class TestList:
         # Past the end: the last page.
         r = await client.get("/portal/accounts?company=paged&page=999")
         assert ids_in(r.text) == [c.id for c in made][50:]
+        # htmx swaps no refusal in: a bad filter loads the whole page.
+        r = await client.get("/portal/accounts?id=x&company=paged", headers={"HX-Request": "true"})
+        assert r.status_code == 400
+        assert r.headers["HX-Redirect"] == "/portal/accounts?id=x&company=paged"
         # htmx asks for the table alone.
         r = await client.get("/portal/accounts?company=paged", headers={"HX-Request": "true"})
         assert r.text.lstrip().startswith('<div id="results"') and "<h1>" not in r.text

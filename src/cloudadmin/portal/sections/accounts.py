@@ -110,7 +110,12 @@ async def _list_page(
     }
     # A history restore asks for the whole page even though htmx asks.
     if portal.is_htmx and portal.request.headers.get("HX-History-Restore-Request") != "true":
-        return portal.part("accounts/results.html", status=status, **values)
+        part = portal.part("accounts/results.html", status=status, **values)
+        if status >= 400:
+            # htmx swaps no refusal in: it loads the whole page, the filters' messages.
+            url = portal.request.url
+            part.headers["HX-Redirect"] = url.path + (f"?{url.query}" if url.query else "")
+        return part
     return portal.page("Accounts", "accounts/list.html", status=status, **values)
 
 
