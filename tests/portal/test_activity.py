@@ -21,7 +21,7 @@ from cloudadmin.db.models import ActivityLogEntry, PortalPreference, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.activity_log import service
 from tests.factories import auth, make_key
-from tests.portal.people import PASSWORD, People, sign_in
+from tests.portal.people import PASSWORD, People, sign_in, token_of
 
 LIST = "/portal/activity"
 
@@ -264,6 +264,16 @@ class TestPortalRequestsInTheLog:
     async def test_a_change_is_logged_as_the_person_without_a_key_and_reads_are_not(
         self, client: httpx.AsyncClient, session: AsyncSession, people: People
     ):
+        form = await client.get("/portal/sign-in")
+        wrong = await client.post(
+            "/portal/sign-in",
+            data={
+                "email": people.emails["reseller"],
+                "password": "not it",
+                "csrf_token": token_of(form.text),
+            },
+        )
+        assert wrong.status_code == 401  # no row, as the API's 401
         token = await sign_in(client, people.emails["reseller"])
         await client.get(LIST)
         await client.get(f"{LIST}/export.csv")
@@ -285,7 +295,8 @@ class TestPortalRequestsInTheLog:
         assert all(row.method == "POST" for row in rows)
         assert len([row for row in rows if row.path == "/portal/activity/columns"]) == 2
         # The sign-in form's password is masked, as every secret of a body.
-        [signed_in] = [row for row in rows if row.path == "/portal/sign-in"]
+        [signed_in] = [row for row in rows if row.path == "/portal/sign-in"]  # the right one
+        assert signed_in.status_code == 303 and signed_in.actions == "portal.sign_in"
         assert json.loads(signed_in.data)["password"] == "***"
         assert PASSWORD not in signed_in.data
         saved = rows[-2]
