@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.portal import home, sign_in_pages
+from cloudadmin.portal import home, not_found, sign_in_pages
 from cloudadmin.portal.context import PREFIX
 from cloudadmin.portal.pages import static_files as static_files  # app.py mounts it
 from cloudadmin.portal.sections import (
@@ -37,3 +37,5 @@ for part in (
     profile,
 ):
     router.include_router(part.router)
+# Last: what no page above serves is the portal's 404 page.
+router.routes.extend(not_found.routes)
