@@ -63,11 +63,14 @@ async def mail_server(session: AsyncSession, reseller_id: int, port: int = 2525)
 
 
 async def link_mailed_to(app: FastAPI, session: AsyncSession, email: str) -> str:
-    """The set-password link of the newest mail to ``email`` (bodies are sealed)."""
+    """The set-password link of the newest mail to ``email``, an invitation or a password
+    reset (their bodies are sealed)."""
     session.expire_all()
     rows = (
         await session.execute(
-            select(MailMessage).where(MailMessage.kind == "invitation").order_by(MailMessage.id)
+            select(MailMessage)
+            .where(MailMessage.kind.in_(["invitation", "password_reset"]))
+            .order_by(MailMessage.id)
         )
     ).scalars()
     mine = [row.body for row in rows if row.recipients == [email]]

@@ -254,7 +254,7 @@ class TestSellers:
         reseller = await session.get(Client, people.reseller_id)
         assert reseller is not None
         invited = await make_seller(session, reseller)
-        invited_id = invited.id
+        invited_id, invited_email = invited.id, invited.email
         await session.commit()
         seller_id = people.seller_id
         csrf = await sign_in(client, people.emails["reseller"])
@@ -272,6 +272,12 @@ class TestSellers:
         r = await post(f"{seller_id}/reset-password")
         assert r.status_code == 303
         assert await mails(session) == 2
+        kinds = (await session.execute(select(MailMessage.kind, MailMessage.recipients))).all()
+        await session.rollback()
+        assert sorted((k, r[0]) for k, r in kinds) == [
+            ("invitation", invited_email),
+            ("password_reset", people.emails["seller"]),
+        ]
         link = await link_mailed_to(app, session, people.emails["seller"])
         # Blocked: no sign-in, no link, no mail; then active again.
         assert (await post(f"{seller_id}/block")).status_code == 303

@@ -69,22 +69,32 @@ async def _mail_link(
     tokens: SetPasswordTokens,
     box: SecretBox,
     base_url: str,
+    reset: bool = False,
 ) -> None:
-    """Queues the mail with the seller's set-password link, through its reseller's mail
-    server (400 when it has none, rather than a mail that waits for ever)."""
+    """Queues the mail with the seller's set-password link (the invitation's, or with
+    ``reset`` the password reset's), through its reseller's mail server (400 when it has
+    none, rather than a mail that waits for ever). Both are sealed in the outbox."""
     branding = await repository.mail_server_of(session, reseller.id)
     if branding is None:
         raise ValidationError(NO_MAIL_SERVER)
-    await mail.enqueue_invitation(
-        session,
-        box,
-        reseller_id=reseller.id,
-        recipient=seller.email,
-        company=reseller.company_name,
-        brand=(branding.public_settings or {}).get("brandName") or None,
-        link=base_url.rstrip("/") + SET_PASSWORD_PAGE + tokens.make(seller),
-        valid_hours=int(VALID_FOR.total_seconds() // 3600),
-    )
+    link = base_url.rstrip("/") + SET_PASSWORD_PAGE + tokens.make(seller)
+    hours = int(VALID_FOR.total_seconds() // 3600)
+    if reset:
+        await mail.enqueue_password_reset(
+            session, box, reseller_id=reseller.id, recipient=seller.email, link=link,
+            valid_hours=hours,
+        )  # fmt: skip
+    else:
+        await mail.enqueue_invitation(
+            session,
+            box,
+            reseller_id=reseller.id,
+            recipient=seller.email,
+            company=reseller.company_name,
+            brand=(branding.public_settings or {}).get("brandName") or None,
+            link=link,
+            valid_hours=hours,
+        )
     seller.invited_at = utcnow()
     await session.flush()
 
@@ -144,7 +154,9 @@ async def reset_password(
         raise ValidationError(BLOCKED)
     if not seller.activated:
         raise ValidationError(NOT_ACTIVATED)
-    await _mail_link(session, seller, reseller, tokens=tokens, box=box, base_url=base_url)
+    await _mail_link(
+        session, seller, reseller, tokens=tokens, box=box, base_url=base_url, reset=True
+    )
     await user_actions.record_change(
         session,
         actor,
