@@ -21,7 +21,8 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import ActivityLogEntry, Client, WebhookDeliveryState
 from cloudadmin.db.types import utcnow
-from cloudadmin.events import user_actions
+from cloudadmin.errors import PermissionDenied
+from cloudadmin.events import health, user_actions
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import subscribe_local
@@ -361,3 +362,20 @@ class TestUserActions:
             f"{EVENTS}/actions", params={"project_id": "x"}, headers={"HX-Request": "true"}
         )
         assert hx.status_code == 400 and "HX-Redirect" in hx.headers
+
+
+class TestRetryService:
+    async def test_only_operators_and_resellers_may_before_any_lookup(self, session: AsyncSession):
+        admin = Caller(
+            user_id=1,
+            user_email="admin@example.com",
+            superuser=False,
+            group_ids=frozenset({1}),
+            key_id=None,
+            account_id=1,
+            account_type="common",
+            account_reseller_id=None,
+        )
+        with pytest.raises(PermissionDenied):
+            await health.retry_now(session, admin, "webhook", 999_999)
+        await session.rollback()

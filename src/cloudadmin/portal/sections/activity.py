@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.activity_log import service
@@ -55,12 +54,6 @@ async def _columns(portal: Portal) -> list[str]:
     return known or list(DEFAULT_COLUMNS)
 
 
-async def _written_reads(portal: Portal) -> None:
-    """The API reads of this process still waiting to be logged are written first (as
-    the API's list does, docs/activity-log.md, "Durability")."""
-    await app_state(portal.request.app).request_log.write_waiting(await portal.db.connection())
-
-
 def _query_without_paging(request: Request) -> str:
     kept = [
         (name, value)
@@ -77,7 +70,6 @@ async def _list_page(
     form, flt, limit, offset = read_filters(request.query_params, now=utcnow())
     listed = None
     if flt is not None:
-        await _written_reads(portal)
         listed = await service.list_requests(
             portal.db, portal.caller, flt, limit=limit, offset=offset, url=request.url
         )
@@ -163,7 +155,6 @@ def _entry_id(text: str) -> int:
 async def activity_record(portal: Admin, entry_id: str) -> Response:
     """One logged request: visible exactly when the list shows it (another tenant's id,
     or none, is the 404 page)."""
-    await _written_reads(portal)
     record: ActivityLogRecord = await service.get_request(
         portal.db, portal.caller, _entry_id(entry_id)
     )
