@@ -42,6 +42,7 @@ from cloudadmin.iam.sign_in.credentials import (
     check_password,
 )
 from cloudadmin.kit.crypto import verify_password
+from tests.portal.crawl import routes_with
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 
 WRONG = "The e-mail address or the password is wrong."
@@ -350,3 +351,20 @@ class TestTheInvitation:
         )
         assert r.status_code == 403
         assert (await seller_row(session, seller_id)).password_hash is None
+
+
+class TestEveryPage:
+    async def test_no_portal_page_fails_a_seller(
+        self, app: FastAPI, client: httpx.AsyncClient, people: People
+    ):
+        """Every page without a path parameter, as a seller: its own (200), or refused
+        (403/404), never a 500; none shows the reseller's own users."""
+        paths = sorted(
+            r.path for r in routes_with(app, "GET") if "{" not in r.path and r.path != "/portal"
+        )
+        assert "/portal/accounts" in paths and "/portal/users" in paths
+        await sign_in(client, people.emails["seller"])
+        for path in paths:
+            r = await client.get(path)
+            assert r.status_code < 500, (path, r.status_code)
+            assert people.emails["reseller"] not in r.text, path
