@@ -76,6 +76,18 @@ def routes_with(app: Any, method: str) -> list[Route]:
     return [r for r in portal_routes(app) if method in r.methods]
 
 
+def route_of(routes: Iterable[Route], path: str) -> Route | None:
+    """The route that answers ``path`` (without its query), by its pattern."""
+    bare = urlsplit(path).path
+    for route in routes:
+        pattern = PARAMETER.sub(
+            "[^/]+", re.escape(route.path).replace("\\{", "{").replace("\\}", "}")
+        )
+        if re.fullmatch(pattern, bare):
+            return route
+    return None
+
+
 def fill(path: str, value: Callable[[str], object]) -> str:
     """The path with each parameter replaced by ``value(name)``."""
     return PARAMETER.sub(lambda m: str(value(m.group(1))), path)
@@ -125,6 +137,44 @@ async def arrange_tenants(session: AsyncSession) -> Tenants:
 def known_kind(name: str) -> bool:
     key = name.lower()
     return any(word in key for word in ("seller", "user", "account", "client")) or key == "id"
+
+
+# Security headers ---------------------------------------------------------------------
+
+# The only sources a directive may name: the service's own origin, or nothing.
+OWN_ORIGIN = {"'self'", "'none'"}
+REFERRER_POLICIES = {"no-referrer", "same-origin", "strict-origin"}
+
+
+def directives(policy: str) -> dict[str, list[str]]:
+    parsed = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if words:
+            parsed[words[0].lower()] = words[1:]
+    return parsed
+
+
+def header_problems(r: httpx.Response) -> list[str]:
+    """What is wrong with an answer's security headers (nothing: an empty list)."""
+    problems = []
+    policy = r.headers.get("content-security-policy")
+    if policy is None:
+        return ["no Content-Security-Policy"]
+    found = directives(policy)
+    if found.get("default-src") != ["'self'"]:
+        problems.append(f"default-src is {found.get('default-src')}, not 'self'")
+    if found.get("frame-ancestors") != ["'none'"]:
+        problems.append(f"frame-ancestors is {found.get('frame-ancestors')}, not 'none'")
+    for name, sources in found.items():
+        fetching = name.endswith("-src") or name in ("frame-ancestors", "base-uri", "form-action")
+        if fetching and not set(sources) <= OWN_ORIGIN:
+            problems.append(f"{name} allows {sorted(set(sources) - OWN_ORIGIN)}")
+    if r.headers.get("x-content-type-options") != "nosniff":
+        problems.append(f"X-Content-Type-Options: {r.headers.get('x-content-type-options')}")
+    if r.headers.get("referrer-policy") not in REFERRER_POLICIES:
+        problems.append(f"Referrer-Policy: {r.headers.get('referrer-policy')}")
+    return problems
 
 
 # Pages and links ---------------------------------------------------------------------
@@ -268,9 +318,10 @@ def path_of(url: str) -> str:
 # Walking over HTTP ----------------------------------------------------------------------
 
 
-def new_client(app: Any) -> httpx.AsyncClient:
-    """A client of its own (its own cookies), as the ``client`` fixture makes."""
-    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+def new_client(app: Any, address: str = "203.0.113.7") -> httpx.AsyncClient:
+    """A client of its own (its own cookies), as the ``client`` fixture makes; from
+    another ``address``, it has a failed-sign-in throttle of its own."""
+    transport = httpx.ASGITransport(app=app, client=(address, 40000))
     return httpx.AsyncClient(transport=transport, base_url="http://testserver")
 
 

@@ -12,48 +12,21 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.portal.crawl import Tenants, arrange_tenants, portal_routes, routes_with, signed_in, walk
+from tests.portal.crawl import (
+    Tenants,
+    arrange_tenants,
+    header_problems,
+    portal_routes,
+    routes_with,
+    signed_in,
+    walk,
+)
 from tests.portal.people import sign_in
-
-# The only sources a directive may name: the service's own origin, or nothing.
-OWN_ORIGIN = {"'self'", "'none'"}
-REFERRER_POLICIES = {"no-referrer", "same-origin", "strict-origin"}
 
 
 @pytest.fixture
 async def tenants(session: AsyncSession) -> Tenants:
     return await arrange_tenants(session)
-
-
-def directives(policy: str) -> dict[str, list[str]]:
-    parsed = {}
-    for part in policy.split(";"):
-        words = part.split()
-        if words:
-            parsed[words[0].lower()] = words[1:]
-    return parsed
-
-
-def header_problems(r: httpx.Response) -> list[str]:
-    """What is wrong with an answer's security headers (nothing: an empty list)."""
-    problems = []
-    policy = r.headers.get("content-security-policy")
-    if policy is None:
-        return ["no Content-Security-Policy"]
-    found = directives(policy)
-    if found.get("default-src") != ["'self'"]:
-        problems.append(f"default-src is {found.get('default-src')}, not 'self'")
-    if found.get("frame-ancestors") != ["'none'"]:
-        problems.append(f"frame-ancestors is {found.get('frame-ancestors')}, not 'none'")
-    for name, sources in found.items():
-        fetching = name.endswith("-src") or name in ("frame-ancestors", "base-uri", "form-action")
-        if fetching and not set(sources) <= OWN_ORIGIN:
-            problems.append(f"{name} allows {sorted(set(sources) - OWN_ORIGIN)}")
-    if r.headers.get("x-content-type-options") != "nosniff":
-        problems.append(f"X-Content-Type-Options: {r.headers.get('x-content-type-options')}")
-    if r.headers.get("referrer-policy") not in REFERRER_POLICIES:
-        problems.append(f"Referrer-Policy: {r.headers.get('referrer-policy')}")
-    return problems
 
 
 def check(answers: list[tuple[str, httpx.Response]]) -> None:
