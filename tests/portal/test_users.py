@@ -227,6 +227,12 @@ class TestSellers:
         assert "The seller was added and its invitation mailed." in listed.text
         assert "Sam &lt;Seller&gt;" in listed.text and "Not activated" in listed.text
         assert await mails(session) == 1
+        assert await actions(session) == [
+            ("portal.add_seller", 400, True),
+            ("portal.add_seller", 400, True),
+            ("portal.add_seller", 400, True),
+            ("portal.add_seller", 303, False),
+        ]
 
     async def test_an_operator_names_the_reseller(
         self, client: httpx.AsyncClient, session: AsyncSession, people: People
