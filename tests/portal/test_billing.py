@@ -17,6 +17,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import chart, export
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import User
@@ -314,6 +315,29 @@ class TestCsv:
             assert lines[1:] == expected, params
         assert len(rows) == 33
 
+    async def test_the_stream_hands_over_batches_in_the_lists_order_and_scope(
+        self, session: AsyncSession, people: People, monkeypatch: pytest.MonkeyPatch
+    ):
+        rows = await arrange(session, people, 20)
+        monkeypatch.setattr(export, "BATCH_ROWS", 7)
+        reseller = Caller(
+            user_id=people.user_ids["reseller"],
+            user_email=people.emails["reseller"],
+            superuser=False,
+            group_ids=frozenset({1}),
+            key_id=None,
+            account_id=people.reseller_id,
+            account_type="reseller",
+            account_reseller_id=None,
+        )
+        q = AddendumQuery(ordering=["-created_at"], limit=1, offset=5)  # paging ignored
+        conn = await session.connection()
+        batches = [list(b) async for b in export.stream_addendums(conn, reseller, q)]
+        await session.commit()
+        assert [len(b) for b in batches] == [7, 7, 6]  # the reseller's 20, not the other 3
+        mine = sorted(rows[:20], key=lambda r: (-r["created_at"].timestamp(), r["id"]))
+        assert [row[0] for b in batches for row in b] == [r["id"] for r in mine]
+
     async def test_a_bad_filter_is_the_page_not_a_download(
         self, client: httpx.AsyncClient, people: People
     ):
@@ -359,6 +383,22 @@ def _flat(item: dict[str, Any]) -> list[Any]:
 
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def test_a_cell_a_spreadsheet_would_run_gets_an_apostrophe_and_instants_are_the_apis():
+    assert [cell(v) for v in ("=1+2", "+1", "-x", "@a", "\tx", "plain", 5, None, True)] == [
+        "'=1+2",
+        "'+1",
+        "'-x",
+        "'@a",
+        "'\tx",
+        "plain",
+        5,
+        "",
+        "true",
+    ]
+    assert cell(datetime(2025, 5, 15, 12, tzinfo=UTC)) == "2025-05-15T12:00:00Z"
+    assert cell(datetime(2025, 5, 15, 12, 0, 0, 250, tzinfo=UTC)) == "2025-05-15T12:00:00.000250Z"
 
 
 class TestChart:
