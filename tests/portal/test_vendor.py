@@ -189,6 +189,17 @@ class TestBranding:
         r = await client.post("/portal/vendor", data={**BRANDING, "csrf_token": token})
         assert r.status_code == 403
 
+    async def test_a_sellers_user_gets_the_404_page(
+        self, client: httpx.AsyncClient, people: People
+    ):
+        token = await sign_in(client, people.emails["seller"])
+        own = f"/portal/vendor/resellers/{people.reseller_id}/notifications"
+        for path in ("/portal/vendor", "/portal/vendor/mail", "/portal/vendor/notifications", own):
+            r = await client.get(path)
+            assert r.status_code == 404, path
+        r = await client.post("/portal/vendor", data={**BRANDING, "csrf_token": token})
+        assert r.status_code == 404
+
 
 class TestUploads:
     async def test_a_logo_and_a_favicon_are_stored_and_shown(
