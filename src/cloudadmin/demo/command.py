@@ -16,8 +16,9 @@ from sqlalchemy.engine import make_url
 
 from cloudadmin.config import LogFormat, Settings, get_settings
 from cloudadmin.db.engine import create_engine
-from cloudadmin.demo.history import CloudExample, start_history
+from cloudadmin.demo.history import CloudExample, local_base, start_history
 from cloudadmin.demo.instance import DemoRefused, DemoStart, check_database, start_demo
+from cloudadmin.demo.landscape import PASSWORD, PORTAL_PEOPLE
 from cloudadmin.demo.local_services import (
     LocalServices,
     amqp_address,
@@ -119,6 +120,7 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
     for kind, token in keys.items():
         note = "  (no longer valid: revoked or expired)" if kind in started.invalid else ""
         _echo(settings, f"  {kind:<{width}}  {token}{note}")
+    _echo_portal(settings, host, port)
     some = keys.get("reseller") or next(iter(keys.values()))
     _echo(
         settings,
@@ -131,6 +133,22 @@ def load_demo(settings: Settings, host: str, port: int, *, reset: bool) -> None:
         # Seeded now: a few requests of its own once the server answers, so that the
         # activity log above is not empty (demo/history.py).
         start_history(host, port, keys, started.example)
+
+
+def _echo_portal(settings: Settings, host: str, port: int) -> None:
+    """The Admin Portal's address, and one e-mail address and password per kind of person
+    (as seeded: the portal or the API may have changed a password since). Each line
+    starts with "portal:", so that no reader of the keys above takes one for a key."""
+    _echo(
+        settings,
+        f"portal: the Admin Portal is at {local_base(host, port)}/portal/ ; sign in with "
+        "one of these e-mail addresses and passwords:",
+    )
+    width = max(len(kind) for kind in PORTAL_PEOPLE)
+    email_width = max(len(email) for email in PORTAL_PEOPLE.values())
+    for kind, email in PORTAL_PEOPLE.items():
+        note = "  (the portal is not for client accounts)" if kind == "client user" else ""
+        _echo(settings, f"portal:   {kind:<{width}}  {email:<{email_width}}  {PASSWORD}{note}")
 
 
 def _echo_cloud(

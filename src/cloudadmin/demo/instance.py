@@ -26,13 +26,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from cloudadmin.db.base import Base
 from cloudadmin.db.engine import create_sessionmaker
-from cloudadmin.db.models import ApiKey, InstanceMark, Listener, Project
+from cloudadmin.db.models import ApiKey, InstanceMark, Listener, Project, Seller
 from cloudadmin.db.types import utcnow
 from cloudadmin.demo.history import CloudExample
-from cloudadmin.demo.landscape import CLIENTS, build_demo
+from cloudadmin.demo.landscape import CLIENTS, PASSWORD, SELLER_WITH_PASSWORD, build_demo
 from cloudadmin.demo.local_services import LocalServices
 from cloudadmin.importer.loader import load_document
-from cloudadmin.kit.crypto import SecretBox, secret_matches
+from cloudadmin.kit.crypto import SecretBox, hash_password, secret_matches
 
 DEMO_MARK = "demo"
 # Tables that hold rows in a database nobody has used yet: the migrations' own and
@@ -140,12 +140,23 @@ async def start_demo(
         services = probe()
         document, keys = build_demo(amqp_url=services.amqp_url, smtp=services.smtp)
         await load_document(session, document, box)
+        await _seller_signs_in(session)
         now = utcnow()
         session.add(
             InstanceMark(name=DEMO_MARK, value=box.encrypt(json.dumps(keys)), created_at=now)
         )
         example = await _cloud_example(session)
     return DemoStart(keys, made_at=now, services=services, example=example)
+
+
+async def _seller_signs_in(session: AsyncSession) -> None:
+    """The demo's seller signs in to the Admin Portal with the demo's password, as if it
+    had set it through its invitation's link (iam/sellers/access.set_password): the
+    import carries no seller passwords."""
+    seller = await session.get(Seller, SELLER_WITH_PASSWORD)
+    assert seller is not None and seller.activated
+    seller.password_hash = hash_password(PASSWORD)
+    await session.flush()
 
 
 async def _cloud_example(session: AsyncSession) -> CloudExample | None:

@@ -26,6 +26,19 @@ PROJECTS = {2001: 11, 2002: 12}
 REGION = 76
 ADDENDUMS = 300
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+# The Admin Portal's sign-in (docs/portal.md, "Trying it"): every user of the demo, and
+# the seller who has set a password, sign in with this password. One address per kind
+# of person is printed by serve --demo; a client's user is shown the page that says
+# the Admin Portal is not for client accounts.
+PASSWORD = "demo-password"
+PORTAL_PEOPLE = {
+    "operator": "root@operator.example",
+    "reseller": "admin@acme.example",
+    "seller": "jane.seller@acme.example",
+    "client user": "owner@shop.example",
+}
+# The seller who signs in (Jane: activated; Sam has not set a password yet).
+SELLER_WITH_PASSWORD = 501
 # Exists on every RabbitMQ: bind a queue to it with routing key "cloudadmin" to watch.
 DEMO_EXCHANGE = "amq.topic"
 DEMO_ROUTING_KEY = "cloudadmin"
@@ -130,7 +143,7 @@ def _clients() -> list[dict[str, Any]]:
 def _users() -> list[dict[str, Any]]:
     def user(uid: int, email: str, client: int, groups: list[str], **extra: Any) -> dict[str, Any]:
         return {"id": uid, "email": email, "client": client, "groups": groups,
-                "password": "demo-password", **extra}  # fmt: skip
+                "password": PASSWORD, **extra}  # fmt: skip
 
     return [
         user(1, "root@operator.example", OPERATOR_HOME, ["Administrators"], superuser=True,
