@@ -178,7 +178,6 @@ def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -
         "sortable": SORTABLE,
         "csv_link": browse.link(f"{BASE}/export.csv", paging=False),
         "chart_link": browse.link(f"{BASE}/chart", paging=False, ordering=None),
-        "shown_instant": shown_instant,
         "active_at": browse.query.active_at if browse.query else None,
     }
     if found is not None:
