@@ -12,9 +12,17 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import ActivityLogEntry, Client, MailMessage, Seller, User
+from cloudadmin.db.models import (
+    ActivityLogEntry,
+    Client,
+    MailMessage,
+    PortalSession,
+    Seller,
+    User,
+)
 from cloudadmin.db.models.accounts import ENGINEERS
 from tests.factories import make_seller, make_user
+from tests.portal.crawl import new_client
 from tests.portal.people import PASSWORD, People, sign_in
 from tests.portal.test_sellers_sign_in import (
     NEW_PASSWORD,
@@ -347,3 +355,32 @@ class TestSellers:
         ).status_code == 404
         row = await seller_row(session, people.seller_id)
         assert not row.blocked and not row.deleted
+
+    async def test_blocking_and_deleting_end_the_sellers_sessions(
+        self, app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, people: People
+    ):
+        async def seller_sessions() -> int:
+            rows = (
+                await session.execute(
+                    select(func.count())
+                    .select_from(PortalSession)
+                    .where(PortalSession.seller_id == people.seller_id)
+                )
+            ).scalar_one()
+            await session.rollback()
+            return int(rows)
+
+        csrf = await sign_in(client, people.emails["reseller"])
+        base = f"/portal/users/sellers/{people.seller_id}"
+        for action in ("block", "delete"):
+            async with new_client(app) as seller:
+                await sign_in(seller, people.emails["seller"])
+                assert await seller_sessions() == 1
+                r = await client.post(f"{base}/{action}", data={"csrf_token": csrf})
+                assert r.status_code == 303
+                assert await seller_sessions() == 0
+                assert (await seller.get("/portal/")).status_code == 303
+            if action == "block":
+                assert (
+                    await client.post(f"{base}/activate", data={"csrf_token": csrf})
+                ).status_code == 303

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Actor, Caller, CallerKind
 from cloudadmin.auth.scoping import require
-from cloudadmin.db.models import Client, PortalSession
+from cloudadmin.db.models import Client
 from cloudadmin.db.models import Seller as SellerRow
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ValidationError
@@ -36,6 +35,7 @@ from cloudadmin.events.user_actions import Resource
 from cloudadmin.iam.sellers import repository, service
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerWrite
+from cloudadmin.iam.sign_in import sessions
 from cloudadmin.iam.users.invitations import TokenRefused
 from cloudadmin.iam.users.service import check_password
 from cloudadmin.iam.users.set_password_token import VALID_FOR, Refusal, SetPasswordTokens
@@ -167,10 +167,6 @@ async def reset_password(
     )
 
 
-async def _end_sessions(session: AsyncSession, seller_id: int) -> None:
-    await session.execute(delete(PortalSession).where(PortalSession.seller_id == seller_id))
-
-
 async def set_blocked(session: AsyncSession, actor: Actor, seller_id: int, blocked: bool) -> None:
     """Block (True) or Activate (False) a seller; blocking ends its portal sessions."""
     seller, reseller = await service.visible_row(session, actor.caller, seller_id, change=True)
@@ -179,14 +175,14 @@ async def set_blocked(session: AsyncSession, actor: Actor, seller_id: int, block
         session, actor, reseller, resource, seller, {"blocked": blocked}
     )
     if changes and blocked:
-        await _end_sessions(session, seller.id)
+        await sessions.end_seller_sessions(session, seller.id)
 
 
 async def delete_seller(session: AsyncSession, actor: Actor, seller_id: int) -> None:
     """The API's deletion (DELETE /iam/admin/sellers/{sellerId}); its portal sessions
     end too."""
     await service.delete(session, actor, seller_id)
-    await _end_sessions(session, seller_id)
+    await sessions.end_seller_sessions(session, seller_id)
 
 
 async def check_link(session: AsyncSession, tokens: SetPasswordTokens, token: str) -> str | None:
@@ -213,7 +209,7 @@ async def set_password(
     seller.password_hash = hash_password(password)
     seller.activated = True
     await session.flush()
-    await _end_sessions(session, seller.id)
+    await sessions.end_seller_sessions(session, seller.id)
     return seller
 
 
