@@ -298,6 +298,17 @@ class TestTheInvitation:
         row = await seller_row(session, seller_id)
         assert row.activated
         assert verify_password(row.password_hash or "", NEW_PASSWORD)
+        # In the activity log as the seller's, the link's token and the passwords masked.
+        logged = (
+            await session.execute(
+                select(ActivityLogEntry.user_email, ActivityLogEntry.data).where(
+                    ActivityLogEntry.actions == "portal.set_seller_password"
+                )
+            )
+        ).one()
+        await session.rollback()
+        assert logged.user_email == "nora@example.com"
+        assert token not in logged.data and NEW_PASSWORD not in logged.data
         await sign_in(client, "nora@example.com", NEW_PASSWORD)
         client.cookies.clear()
         # Used up: the link no longer works.
