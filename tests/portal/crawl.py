@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -70,6 +71,13 @@ def portal_routes(app: Any) -> list[Route]:
             found.append(Route(route.path, methods, route.name))
     assert found, "no portal route found: has the way routes are held changed?"
     return found
+
+
+def portal_router_routes() -> list[Route]:
+    """The portal's routes without an application (for a test's parameters)."""
+    from cloudadmin.portal.routes import router
+
+    return portal_routes(SimpleNamespace(router=router))
 
 
 def routes_with(app: Any, method: str) -> list[Route]:

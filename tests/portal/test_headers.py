@@ -152,6 +152,25 @@ class TestRefusals:
             assert r.headers["content-type"].startswith("text/html"), r.headers
 
 
+class TestStaticFiles:
+    @pytest.mark.parametrize(
+        ("path", "kind"),
+        [
+            ("/portal/static/portal.css", "text/css"),
+            ("/portal/static/vendor/htmx.min.js", "javascript"),
+            ("/portal/static/favicon.svg", "image/svg+xml"),
+        ],
+    )
+    async def test_are_served_with_the_headers(
+        self, client: httpx.AsyncClient, path: str, kind: str
+    ):
+        # No route of the portal (its 404 page for paths no page serves) hides them.
+        r = await client.get(path)
+        assert r.status_code == 200, r.text[:200]
+        assert kind in r.headers["content-type"]
+        check([(path, r)])
+
+
 class TestPages:
     @pytest.mark.parametrize("kind", ["operator", "reseller"])
     async def test_no_page_holds_inline_script_or_style(

@@ -16,7 +16,6 @@ no script text echoed unescaped.
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -25,7 +24,6 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.portal.routes import router as portal_router
 from tests.portal.crawl import (
     SKIPPED,
     Form,
@@ -37,7 +35,7 @@ from tests.portal.crawl import (
     new_client,
     parse,
     path_of,
-    portal_routes,
+    portal_router_routes,
     route_of,
     routes_with,
     signed_in,
@@ -309,7 +307,7 @@ async def hostile_posts(sender: Sender, route: Route, path: str, forms: list[For
 # Every POST route but signing in (below) and out, named for the test's id.
 POST_ROUTES = [
     r
-    for r in portal_routes(SimpleNamespace(router=portal_router))
+    for r in portal_router_routes()
     if "POST" in r.methods and r.name not in ("sign_in", "sign_out")
 ]
 
