@@ -162,3 +162,32 @@ class TestTenancy:
         assert tenants.id_of("client_id", other=True) == tenants.people.other_client_id
         assert tenants.id_of("reseller_id") == tenants.people.reseller_id
         assert tenants.id_of("seller_id", other=True) == tenants.other_seller_id
+
+
+def test_every_browser_module_of_the_portal_is_marked_slow():
+    # Under pytest-xdist the slow tests go out a module at a time (tests/scheduling.py),
+    # so that a module's browser and servers start once in one worker.
+    import ast
+    from pathlib import Path
+
+    browser_fixtures = {"page", "browser", "portal", "chromium"}
+    unmarked = []
+    modules = sorted(Path(__file__).parent.glob("test_*.py"))
+    for path in modules:
+        tree = ast.parse(path.read_text())
+        uses = any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name.startswith("test_")
+            and browser_fixtures & {a.arg for a in node.args.args}
+            for node in ast.walk(tree)
+        )
+        marked = any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+            and "slow" in ast.unparse(node.value)
+            for node in tree.body
+        )
+        if uses and not marked:
+            unmarked.append(path.name)
+    assert len(modules) > 5
+    assert unmarked == [], f"browser tests without pytestmark = pytest.mark.slow: {unmarked}"
