@@ -241,6 +241,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         app.router.routes.extend(router.routes)
     app.mount(docs_pages.ASSETS_PATH, docs_pages.assets(), name="docs-assets")
     app.mount(portal.STATIC_PATH, portal.static_files(), name="portal-static")
+    app.router.routes.extend(portal.fallback_routes)
     route_index.install(app.router)
 
     async def handle(request: Request, exc: Exception) -> JSONResponse:

@@ -346,6 +346,9 @@ class TestCookiesAndHeaders:
             assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, r.url
             assert r.headers["x-content-type-options"] == "nosniff"
             assert r.headers["referrer-policy"] == "same-origin"
+        assert answers[2].status_code == 200 and answers[2].headers["content-type"].startswith(
+            "text/css"
+        )
         assert answers[3].status_code == 200 and "htmx" in answers[3].text
         # No inline script: every <script> names a file.
         assert re.findall(r"<script(?![^>]*\bsrc=)", answers[-1].text) == []

@@ -37,5 +37,7 @@ for part in (
     profile,
 ):
     router.include_router(part.router)
-# Last: what no page above serves is the portal's 404 page.
-router.routes.extend(not_found.routes)
+
+# What no page serves is the portal's 404 page: app.py adds these after every other
+# route and after the static files' mount.
+fallback_routes = not_found.routes
