@@ -26,7 +26,7 @@ ReportsPage = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.res
 
 PAGE_SIZE = 25
 LABELS = {service.GENERATING: "Generating", service.READY: "Ready", service.FAILED: "Failed"}
-TITLE = "Monthly reports"
+TITLE = "Billing: monthly reports"
 PATH = f"{PREFIX}/billing/reports"
 
 
