@@ -29,6 +29,7 @@ from tests.factories import make_user
 from tests.portal.browser import Page
 from tests.portal.conftest import Portal, screenshot, sign_in
 from tests.portal.people import token_of
+from tests.portal.test_accessibility import violations
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +64,19 @@ def mail_to(portal: Portal, email: str) -> str:
     raise AssertionError(f"no mail to {email} within {WAIT} s")
 
 
+class Axe:
+    """axe-core's serious and critical violations of each page checked (docs/portal.md,
+    "Accessibility"), reported together at the end."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.found: dict[str, list[str]] = {}
+
+    def check(self, where: str) -> None:
+        for v in violations(self.page):
+            self.found.setdefault(where, []).append(f"{v['impact']} {v['id']}: {v['help']}")
+
+
 def next_code(secret: str, after_step: int) -> tuple[str, int]:
     """A code not used yet: of the step after ``after_step``, or the current one if
     later (one step ahead of the clock is accepted)."""
@@ -95,22 +109,28 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
         return user.id
 
     user_id = portal.arrange(make)
+    axe = Axe(page)
 
     # --- "Forgot your password?": the mail through the platform's server -------------
     page.open(portal.url("/portal/sign-in"))
     page.click("main a[href='/portal/forgot-password']")
+    axe.check("forgot-password")
     page.fill_and_submit({"f-email": email})
     assert "If the address is known, a mail is on its way" in page.text()
+    axe.check("forgot-password sent")
     link = re.search(r"http://\S+/portal/reset-password\?token=\S+", mail_to(portal, email))
     assert link, "no link in the mail"
     page.open(link.group(0))
+    axe.check("reset-password")
     page.fill_and_submit({"f-password": NEW_PASSWORD, "f-password_again": NEW_PASSWORD})
     assert page.evaluate("location.pathname") == "/portal/sign-in"
     assert "Your new password is set" in page.text()
+    axe.check("sign-in after the reset")
     # Used once: the link is void now.
     page.open(link.group(0))
     assert "not valid, or it was used already" in page.text()
     assert page.console_problems() == []  # the page's own 400 is no problem
+    axe.check("reset-password, the link used")
     sign_in(page, portal, email, NEW_PASSWORD)
     assert page.evaluate("location.pathname") == "/portal/"
 
@@ -119,6 +139,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     page.open(portal.url("/portal/profile"))
     text = page.text()
     assert "This session" in text and "Another session" in text
+    axe.check("profile")
     page.click("#sessions-form button")
     assert "Every other session of yours has ended." in page.text()
     assert "Another session" not in page.text()
@@ -130,6 +151,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     page.click("#token-form button")
     token = str(page.evaluate("document.getElementById('new-token').value"))
     assert re.fullmatch(r"\d+_[A-Za-z0-9_-]{20,}", token)
+    axe.check("token created")
     api = httpx.get(portal.url("/iam/clients/me"), headers={"Authorization": f"apikey {token}"})
     assert api.status_code == 200
     page.open(portal.url("/portal/profile"))
@@ -146,6 +168,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     assert page.evaluate("document.querySelector('figure.qr svg') !== null")
     secret = text_of(page, "totp-secret").replace(" ", "")
     screenshot(page, "portal-two-factor")
+    axe.check("two-factor enrolment")
     code, step = next_code(secret, pyotp.TOTP(secret).timecode(utcnow()) - 1)
     page.fill_and_submit({"f-one_time_password": code})
     assert "Two-factor sign-in is on" in page.text()
@@ -155,6 +178,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     page.click("nav form button")
     sign_in(page, portal, email, NEW_PASSWORD)
     assert page.evaluate("location.pathname") == "/portal/sign-in/code"
+    axe.check("sign-in code")
     code, step = next_code(secret, step)
     page.fill_and_submit({"code": code})
     assert page.evaluate("location.pathname") == "/portal/"
@@ -171,7 +195,9 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     )
     page.click("#password-form button")
     assert "Your password is changed" in page.text()
+    axe.check("profile, two-factor on")
     assert page.console_problems() == []
+    assert axe.found == {}
 
     # --- an idle session: its next page is the sign-in page ----------------------------
     cookie = page._driver.get_cookie("portal_session")  # type: ignore[attr-defined]
