@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Any
 from xml.etree import ElementTree
@@ -16,12 +17,14 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
 
+from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import chart, export
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import User
-from cloudadmin.portal.csv_export import cell
+from cloudadmin.portal.csv_export import CHUNK_ROWS, cell, csv_batches_download
 from cloudadmin.portal.sections import billing_query
 from cloudadmin.web.query_model import QueryModel
 from tests.billing.helpers import addendum_row, at, caller, insert_addendums
@@ -337,6 +340,30 @@ class TestCsv:
         assert [len(b) for b in batches] == [7, 7, 6]  # the reseller's 20, not the other 3
         mine = sorted(rows[:20], key=lambda r: (-r["created_at"].timestamp(), r["id"]))
         assert [row[0] for b in batches for row in b] == [r["id"] for r in mine]
+
+    async def test_the_body_comes_in_chunks_and_a_download_stopped_early_gives_back_its_connection(
+        self, app: Any, session: AsyncSession, people: People, monkeypatch: pytest.MonkeyPatch
+    ):
+        await insert_addendums(session, [addendum_row(people.client_id) for _ in range(2_100)])
+        monkeypatch.setattr(export, "BATCH_ROWS", 500)
+        operator = caller(superuser=True)
+        scope = {"type": "http", "app": app, "method": "GET", "path": "/", "headers": []}
+        response = csv_batches_download(
+            Request(scope),
+            "a.csv",
+            export.HEADER,
+            lambda conn: export.stream_addendums(conn, operator, AddendumQuery()),
+            cursor=True,
+            text_columns=export.TEXT_COLUMNS,
+        )
+        body = response.body_iterator
+        assert isinstance(body, AsyncGenerator)
+        first = await anext(body)
+        assert isinstance(first, bytes) and first.count(b"\r\n") == 1 + CHUNK_ROWS
+        pool = app_state(app).engine.pool
+        assert pool.checkedout() == 1  # the download's own, its cursor open
+        await body.aclose()
+        assert pool.checkedout() == 0
 
     async def test_a_bad_filter_is_the_page_not_a_download(
         self, client: httpx.AsyncClient, people: People
