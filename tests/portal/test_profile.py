@@ -18,8 +18,8 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, ApiKey, Client, PortalSession, User
 from cloudadmin.db.types import utcnow
-from cloudadmin.kit.crypto import verify_password
-from tests.factories import make_key, make_user
+from cloudadmin.kit.crypto import hash_password, verify_password
+from tests.factories import make_key, make_seller, make_user
 from tests.portal.people import PASSWORD, People, sign_in
 
 NEW_PASSWORD = "a fresh and long portal password"
@@ -341,4 +341,30 @@ async def test_no_change_without_the_csrf_token(
     r = await client.post("/portal/profile/tokens", data={"name": "x"})
     assert r.status_code == 403
     assert verify_password(await stored_hash(session, people.user_ids["operator"]), PASSWORD)
+    assert await session.scalar(select(ApiKey.id)) is None
+
+
+async def test_a_seller_finds_a_note_and_no_change(
+    client: httpx.AsyncClient, people: People, session: AsyncSession
+):
+    """A seller signs in (it is not a user): its profile is its reseller's to keep, and
+    the user's changes are the 404 page; no second factor is asked of it."""
+    reseller = await session.get(Client, people.reseller_id)
+    assert reseller is not None
+    await make_seller(
+        session,
+        reseller,
+        email="profile-seller@example.com",
+        password_hash=hash_password(PASSWORD),
+        activated=True,
+    )
+    await session.commit()
+    csrf = await sign_in(client, "profile-seller@example.com")
+    page = await client.get("/portal/profile")
+    assert page.status_code == 200 and "a seller" in page.text
+    assert 'action="/portal/profile/password"' not in page.text
+    for path in ("/portal/profile/password", "/portal/profile/tokens"):
+        r = await client.post(path, data={"csrf_token": csrf, "name": "x"})
+        assert r.status_code == 404, path
+    session.expire_all()
     assert await session.scalar(select(ApiKey.id)) is None
