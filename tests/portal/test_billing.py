@@ -505,7 +505,7 @@ class TestChart:
                 addendum_row(
                     people.client_id,
                     product_id=1,
-                    plan_name="<b>&",
+                    product_name='Cdn <b>&amp; "x"',  # escaped in the page and the SVG
                     active_start=at("2020-01-01 00:00"),
                 )
             ],
@@ -514,13 +514,14 @@ class TestChart:
         page = await client.get(f"{LIST}/chart", params={"client_id": people.client_id})
         assert page.status_code == 200
         assert f'src="/portal/billing/chart.svg?client_id={people.client_id}"' in page.text
-        assert re.search(r'<th scope="row">Cdn</th>\s*(<td>1</td>){12}', page.text), page.text
+        shown = "Cdn &lt;b&gt;&amp;amp; &#34;x&#34;"
+        assert re.search(rf'<th scope="row">{shown}</th>\s*(<td>1</td>){{12}}', page.text)
         svg = await client.get(f"{LIST}/chart.svg", params={"client_id": people.client_id})
         assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
         root = ElementTree.fromstring(svg.text)  # well-formed XML
         ns = "{http://www.w3.org/2000/svg}"
         assert root.tag == f"{ns}svg" and root.get("role") == "img"
-        assert "Cdn" in (root.findtext(f"{ns}desc") or "")
+        assert re.search(r'Cdn <b>&amp; "x": \d{4}-\d\d 1,', root.findtext(f"{ns}desc") or "")
         bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
         assert len(bars) == 24  # twelve months, for CDN and for all products
         assert all("style" not in element.attrib for element in root.iter())
