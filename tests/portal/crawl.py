@@ -24,8 +24,8 @@ import httpx
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import Client
-from tests.factories import make_seller
+from cloudadmin.db.models import Client, NotificationSetting, User
+from tests.factories import make_key, make_seller
 from tests.portal.people import People, arrange_people, sign_in
 
 PREFIX = "/portal"
@@ -107,18 +107,24 @@ NO_SUCH_ID = 2_000_000_000
 
 @dataclass(frozen=True)
 class Tenants:
-    """tests/portal/people.py's people, and a seller of the other reseller's too."""
+    """tests/portal/people.py's people, and rows of other kinds for both resellers:
+    a seller of the other reseller, a notification setting and an API token each."""
 
     people: People
     other_seller_id: int
+    # By kind: (the reseller's own row, the other reseller's).
+    rows: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def id_of(self, name: str, *, other: bool = False) -> int:
         """The arranged id a path parameter names, by its name: a reseller's, a seller's,
-        a user's, an account's (a client). ``other``: the other reseller's, which the
-        reseller (emails["reseller"]) may not see. Parameters of other kinds get an id no
-        row has (the people have no such row to give)."""
+        a user's, an account's (a client), a notification setting's, an API token's.
+        ``other``: the other reseller's, which the reseller (emails["reseller"]) may not
+        see. Parameters of other kinds get an id no row has (no such row is arranged)."""
         people = self.people
         key = name.lower()
+        for kind, (own, others) in self.rows.items():
+            if kind in key:
+                return others if other else own
         if "reseller" in key:
             return people.other_reseller_id if other else people.reseller_id
         if "seller" in key:
@@ -133,18 +139,36 @@ class Tenants:
         return fill(route.path, lambda name: self.id_of(name, other=other))
 
 
+def known_kind(name: str, rows: Iterable[str] = ("setting", "token")) -> bool:
+    key = name.lower()
+    words = ("seller", "user", "account", "client", *rows)
+    return any(word in key for word in words) or key == "id"
+
+
 async def arrange_tenants(session: AsyncSession) -> Tenants:
     people = await arrange_people(session)
     other = await session.get(Client, people.other_reseller_id)
     assert other is not None
     seller = await make_seller(session, other, activated=True)
+    rows: dict[str, tuple[int, int]] = {}
+    settings, tokens = [], []
+    for reseller_id, user_kind in (
+        (people.reseller_id, "reseller"),
+        (people.other_reseller_id, "other_reseller"),
+    ):
+        setting = NotificationSetting(
+            reseller_id=reseller_id, notification_type="failed_login", email="n@example.com"
+        )
+        session.add(setting)
+        await session.flush()
+        settings.append(setting.id)
+        user = await session.get(User, people.user_ids[user_kind])
+        assert user is not None
+        tokens.append(int((await make_key(session, user)).split("_")[0]))
+    rows["setting"] = (settings[0], settings[1])
+    rows["token"] = (tokens[0], tokens[1])
     await session.commit()
-    return Tenants(people, seller.id)
-
-
-def known_kind(name: str) -> bool:
-    key = name.lower()
-    return any(word in key for word in ("seller", "user", "account", "client")) or key == "id"
+    return Tenants(people, seller.id, rows)
 
 
 # Security headers ---------------------------------------------------------------------

@@ -162,6 +162,10 @@ class TestTenancy:
         assert tenants.id_of("client_id", other=True) == tenants.people.other_client_id
         assert tenants.id_of("reseller_id") == tenants.people.reseller_id
         assert tenants.id_of("seller_id", other=True) == tenants.other_seller_id
+        own, others = tenants.rows["setting"]
+        assert (
+            tenants.id_of("setting_id") == own != others == tenants.id_of("setting_id", other=True)
+        )
 
 
 def test_every_browser_module_of_the_portal_is_marked_slow():
