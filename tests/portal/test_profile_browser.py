@@ -18,7 +18,9 @@ from typing import Any
 import httpx
 import pyotp
 import pytest
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.wait import WebDriverWait
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,8 +28,8 @@ from cloudadmin.db.models import Client, PortalSession
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.crypto import hash_password
 from tests.factories import make_user
-from tests.portal.browser import Page
-from tests.portal.conftest import Portal, screenshot, sign_in
+from tests.portal.browser import TIMEOUT, Page
+from tests.portal.conftest import Portal, screenshot
 from tests.portal.people import token_of
 from tests.portal.test_accessibility import violations
 
@@ -45,6 +47,31 @@ def fill(page: Page, fields: dict[str, str]) -> None:
         element = driver.find_element(By.ID, name)
         element.clear()
         element.send_keys(value)
+
+
+def go(page: Page, selector: str = "main form button") -> None:
+    """Clicks ``selector`` and waits for the page it leads to: the old document (marked
+    before the click) gone and the new one loaded. Errors of a document that is being
+    replaced meanwhile are waited out too (Page.click's staleness check can meet
+    Chromium's "Node with given id does not belong to the document")."""
+    driver: Any = page._driver
+    driver.execute_script("window.__before_click = true")
+    driver.find_element(By.CSS_SELECTOR, selector).click()
+    WebDriverWait(driver, TIMEOUT, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.__before_click === undefined && document.readyState === 'complete'"
+        )
+    )
+
+
+def submit(page: Page, fields: dict[str, str], selector: str = "main form button") -> None:
+    fill(page, fields)
+    go(page, selector)
+
+
+def sign_in(page: Page, portal: Portal, email: str, password: str) -> None:
+    page.open(portal.url("/portal/sign-in"))
+    submit(page, {"email": email, "password": password})
 
 
 def text_of(page: Page, element_id: str) -> str:
@@ -97,7 +124,7 @@ def http_sign_in(portal: Portal, email: str, password: str) -> httpx.Client:
     return other
 
 
-def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal: Portal):
+def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal: Portal) -> None:
     email = f"profile-{uuid.uuid4().hex[:10]}@reseller.example"
 
     async def make(session: AsyncSession) -> int:
@@ -113,16 +140,16 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
 
     # --- "Forgot your password?": the mail through the platform's server -------------
     page.open(portal.url("/portal/sign-in"))
-    page.click("main a[href='/portal/forgot-password']")
+    go(page, "main a[href='/portal/forgot-password']")
     axe.check("forgot-password")
-    page.fill_and_submit({"f-email": email})
+    submit(page, {"f-email": email})
     assert "If the address is known, a mail is on its way" in page.text()
     axe.check("forgot-password sent")
     link = re.search(r"http://\S+/portal/reset-password\?token=\S+", mail_to(portal, email))
     assert link, "no link in the mail"
     page.open(link.group(0))
     axe.check("reset-password")
-    page.fill_and_submit({"f-password": NEW_PASSWORD, "f-password_again": NEW_PASSWORD})
+    submit(page, {"f-password": NEW_PASSWORD, "f-password_again": NEW_PASSWORD})
     assert page.evaluate("location.pathname") == "/portal/sign-in"
     assert "Your new password is set" in page.text()
     axe.check("sign-in after the reset")
@@ -140,7 +167,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     text = page.text()
     assert "This session" in text and "Another session" in text
     axe.check("profile")
-    page.click("#sessions-form button")
+    go(page, "#sessions-form button")
     assert "Every other session of yours has ended." in page.text()
     assert "Another session" not in page.text()
     assert other.get("/portal/").status_code == 303
@@ -148,7 +175,7 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
 
     # --- an API token: its secret shown once, then revoked -----------------------------
     fill(page, {"f-name": "browser token"})
-    page.click("#token-form button")
+    go(page, "#token-form button")
     token = str(page.evaluate("document.getElementById('new-token').value"))
     assert re.fullmatch(r"\d+_[A-Za-z0-9_-]{20,}", token)
     axe.check("token created")
@@ -158,29 +185,29 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
     assert "browser token" in page.text() and token.split("_", 1)[1] not in page.text()
     page.evaluate("document.getElementById('two-factor-heading').scrollIntoView()")
     screenshot(page, "portal-profile")
-    page.click(f"#revoke-{token.split('_')[0]}")
+    go(page, f"#revoke-{token.split('_')[0]}")
     assert "The API token is revoked" in page.text()
     api = httpx.get(portal.url("/iam/clients/me"), headers={"Authorization": f"apikey {token}"})
     assert api.status_code == 401
 
     # --- two-factor enrolment, the secret read from the page ---------------------------
-    page.click("#two-factor-on-form button")
+    go(page, "#two-factor-on-form button")
     assert page.evaluate("document.querySelector('figure.qr svg') !== null")
     secret = text_of(page, "totp-secret").replace(" ", "")
     screenshot(page, "portal-two-factor")
     axe.check("two-factor enrolment")
     code, step = next_code(secret, pyotp.TOTP(secret).timecode(utcnow()) - 1)
-    page.fill_and_submit({"f-one_time_password": code})
+    submit(page, {"f-one_time_password": code})
     assert "Two-factor sign-in is on" in page.text()
     assert secret not in page.text()
 
     # --- sign out, and in again: the password, then the code ---------------------------
-    page.click("nav form button")
+    go(page, "nav form button")
     sign_in(page, portal, email, NEW_PASSWORD)
     assert page.evaluate("location.pathname") == "/portal/sign-in/code"
     axe.check("sign-in code")
     code, step = next_code(secret, step)
-    page.fill_and_submit({"code": code})
+    submit(page, {"code": code})
     assert page.evaluate("location.pathname") == "/portal/"
 
     # --- the password changed on the profile -------------------------------------------
@@ -193,14 +220,14 @@ def test_reset_enrol_sign_in_with_a_code_tokens_and_sessions(page: Page, portal:
             "f-password_again": CHANGED_PASSWORD,
         },
     )
-    page.click("#password-form button")
+    go(page, "#password-form button")
     assert "Your password is changed" in page.text()
     axe.check("profile, two-factor on")
     assert page.console_problems() == []
     assert axe.found == {}
 
     # --- an idle session: its next page is the sign-in page ----------------------------
-    cookie = page._driver.get_cookie("portal_session")  # type: ignore[attr-defined]
+    cookie = page._driver.get_cookie("portal_session")
     assert cookie is not None
     digest = hashlib.sha256(cookie["value"].encode()).hexdigest()
 
