@@ -24,9 +24,10 @@ import httpx
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.models import Client, NotificationSetting, User
+from cloudadmin.db.models import Client, NotificationSetting, Seller, User
+from cloudadmin.kit.crypto import hash_password
 from tests.factories import make_key, make_seller
-from tests.portal.people import People, arrange_people, sign_in
+from tests.portal.people import PASSWORD, People, arrange_people, sign_in
 
 PREFIX = "/portal"
 # Pages the walk does not open: the static files, a download, signing out.
@@ -107,8 +108,9 @@ NO_SUCH_ID = 2_000_000_000
 
 @dataclass(frozen=True)
 class Tenants:
-    """tests/portal/people.py's people, and rows of other kinds for both resellers:
-    a seller of the other reseller, a notification setting and an API token each."""
+    """tests/portal/people.py's people (their seller with a password: it signs in), and
+    rows of other kinds for both resellers: a seller of the other reseller, a
+    notification setting and an API token each."""
 
     people: People
     other_seller_id: int
@@ -150,6 +152,10 @@ async def arrange_tenants(session: AsyncSession) -> Tenants:
     other = await session.get(Client, people.other_reseller_id)
     assert other is not None
     seller = await make_seller(session, other, activated=True)
+    # The first reseller's seller signs in (emails["seller"]), as after its invitation.
+    own_seller = await session.get(Seller, people.seller_id)
+    assert own_seller is not None
+    own_seller.password_hash = hash_password(PASSWORD)
     rows: dict[str, tuple[int, int]] = {}
     settings, tokens = [], []
     for reseller_id, user_kind in (

@@ -388,7 +388,7 @@ async def test_signing_in_never_leaves_the_portal(app: FastAPI, tenants: Tenants
     assert ".." not in segments and "<script" not in location
 
 
-@pytest.mark.parametrize("kind", ["operator", "reseller"])
+@pytest.mark.parametrize("kind", ["operator", "reseller", "seller"])
 async def test_no_page_fails_on_hostile_query_values(app: FastAPI, tenants: Tenants, kind: str):
     """The GET forms (filters, searches) and the query parameters of the pages' links,
     each given each hostile value."""
