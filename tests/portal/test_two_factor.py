@@ -21,6 +21,7 @@ from cloudadmin.db.models import ActivityLogEntry, PortalSession, User, UserTwoF
 from cloudadmin.db.secret_rotation import KINDS, rotate_secrets
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.sign_in.two_factor import PendingSignIns
+from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import SecretBox
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 
@@ -328,6 +329,37 @@ class TestSigningIn:
         assert r.headers["location"] == "/portal/sign-in/code"
         assert (await code_step(client, "123456")).status_code == 401
         assert await session_count(session) == 0
+
+    async def test_a_password_reset_leaves_two_factor_sign_in_on(
+        self, app: FastAPI, people: People, session: AsyncSession, settings: Settings
+    ):
+        email = people.emails["operator"]
+        async with browser(app) as first:
+            await enrol(first, await sign_in(first, email))
+        user = await session.get(User, people.user_ids["operator"])
+        assert user is not None
+        link = SetPasswordTokens(*settings.secret_keys()).make(user)
+        await session.rollback()
+        new = "the password after the reset"
+        async with browser(app, "198.51.100.70") as c:
+            form = await c.get("/portal/reset-password", params={"token": link})
+            r = await c.post(
+                "/portal/reset-password",
+                data={
+                    "token": link,
+                    "password": new,
+                    "password_again": new,
+                    "csrf_token": token_of(form.text),
+                },
+            )
+            assert r.status_code == 303
+            form = await c.get("/portal/sign-in")
+            r = await c.post(
+                "/portal/sign-in",
+                data={"email": email, "password": new, "csrf_token": token_of(form.text)},
+            )
+            assert r.status_code == 303 and r.headers["location"] == "/portal/sign-in/code"
+            assert (await c.get("/portal/")).status_code == 303
 
 
 class TestRotation:
