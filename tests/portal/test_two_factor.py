@@ -11,7 +11,7 @@ import httpx
 import pyotp
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
@@ -20,7 +20,7 @@ from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, PortalSession, User, UserTwoFactor
 from cloudadmin.db.secret_rotation import KINDS, rotate_secrets
 from cloudadmin.db.types import utcnow
-from cloudadmin.iam.sign_in.two_factor import PendingSignIns
+from cloudadmin.iam.sign_in.two_factor import HOLD, MAX_WRONG_CODES, PendingSignIns
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import SecretBox
 from tests.portal.people import PASSWORD, People, sign_in, token_of
@@ -259,6 +259,40 @@ class TestSigningIn:
         finally:
             await app_state(limited).throttle.close()
             await app_state(limited).engine.dispose()
+
+    async def test_past_ten_wrong_codes_in_a_row_no_code_passes_for_a_while(
+        self, app: FastAPI, people: People, session: AsyncSession
+    ):
+        email = people.emails["operator"]
+        user_id = people.user_ids["operator"]
+        async with browser(app) as first:
+            secret = await enrol(first, await sign_in(first, email))
+        # From many addresses (the failure throttle counts each on its own).
+        for n in range(MAX_WRONG_CODES):
+            async with browser(app, f"198.51.100.{100 + n}") as c:
+                await password_step(c, email)
+                assert (await code_step(c, "000000")).status_code == 401
+        async with browser(app, "198.51.100.200") as c:
+            await password_step(c, email)
+            held = await code_step(c, code_at(secret, 1))
+            assert held.status_code == 401 and "The code is wrong" in held.text
+            session.expire_all()
+            row = await session.get(UserTwoFactor, user_id)
+            assert row is not None and row.failed_codes == MAX_WRONG_CODES + 1
+            # When the hold has passed (its last failure aged, not waited for), the
+            # right code passes, and the count starts again.
+            await session.execute(
+                update(UserTwoFactor)
+                .where(UserTwoFactor.user_id == user_id)
+                .values(last_failed_at=utcnow() - HOLD - timedelta(seconds=1))
+            )
+            await session.commit()
+            ok = await code_step(c, code_at(secret, 1))
+            assert ok.status_code == 303
+        session.expire_all()
+        row = await session.get(UserTwoFactor, user_id)
+        assert row is not None and (row.failed_codes, row.last_failed_at) == (0, None)
+        await session.rollback()
 
     async def test_the_pending_step_expires_and_a_forged_one_signs_in_no_one(
         self, app: FastAPI, people: People, session: AsyncSession, settings: Settings

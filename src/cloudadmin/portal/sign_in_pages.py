@@ -267,8 +267,10 @@ async def sign_in_with_code(request: Request) -> Response:
     db = await request.state.db.session()
     code = str(form.get("one_time_password") or "")[:32]
     if not await two_factor.check_code(db, state.secret_box, user.user_id, code):
+        # Let go of this connection first: the count takes one of its own.
         await db.rollback()
         await state.throttle.failed(request)
+        await two_factor.note_wrong_code(state.sessionmaker, user.user_id)
         raise PageAnswer(_code_page(request, next_path=next_path, message=WRONG_CODE, status=401))
     return await start_session(request, user, next_path)
 

@@ -28,3 +28,8 @@ class UserTwoFactor(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_step: Mapped[int | None] = mapped_column(Integer)
+    # Wrong codes in a row at the sign-in's second step, and when the last was given:
+    # past a limit, no code passes for a while (whoever guesses knows the password, and
+    # comes from many addresses, which the failure throttle counts one by one).
+    failed_codes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

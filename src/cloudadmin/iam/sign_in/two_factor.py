@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 
 import pyotp
 import segno
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cloudadmin.db.models import User
 from cloudadmin.db.models.two_factor import UserTwoFactor
@@ -36,6 +36,11 @@ from cloudadmin.kit.crypto import SecretBox
 ISSUER = "cloudadmin Admin Portal"
 # Steps either side of the current one whose code is accepted (30 s each).
 WINDOW = 1
+# Wrong codes in a row at the sign-in after which no code passes for HOLD: whoever
+# guesses knows the password, and may come from more addresses than the failure
+# throttle (counted per address) can slow down.
+MAX_WRONG_CODES = 10
+HOLD = timedelta(minutes=15)
 _CODE = re.compile(r"\d{6}")
 
 
@@ -142,19 +147,44 @@ async def confirm_enrolment(db: AsyncSession, box: SecretBox, user_id: int, code
     return True
 
 
+def held(row: UserTwoFactor, now: datetime) -> bool:
+    """Past MAX_WRONG_CODES wrong codes in a row, within HOLD of the last one."""
+    return (
+        row.failed_codes >= MAX_WRONG_CODES
+        and row.last_failed_at is not None
+        and now - row.last_failed_at < HOLD
+    )
+
+
 async def check_code(db: AsyncSession, box: SecretBox, user_id: int, code: str) -> bool:
-    """Whether ``code`` is the user's current code, not used before; used now. A user
-    whose ``two_fa`` is on without a secret enrolled here (an imported user) has no
-    code that passes."""
+    """Whether ``code`` is the user's current code, not used before; used now (and the
+    wrong codes in a row start again from none). A user whose ``two_fa`` is on without
+    a secret enrolled here (an imported user) has no code that passes, nor does a user
+    whose codes are held (``note_wrong_code``)."""
     row = await db.get(UserTwoFactor, user_id, with_for_update=True)
-    if row is None or row.confirmed_at is None:
+    if row is None or row.confirmed_at is None or held(row, utcnow()):
         return False
     step = matching_step(box.decrypt(row.secret_encrypted), code)
     if step is None or (row.last_step is not None and step <= row.last_step):
         return False
     row.last_step = step
+    row.failed_codes = 0
+    row.last_failed_at = None
     await db.flush()
     return True
+
+
+async def note_wrong_code(sessions: async_sessionmaker[AsyncSession], user_id: int) -> None:
+    """Counts a wrong code at the sign-in, in a transaction of its own (the refused
+    request's is rolled back); a count older than HOLD starts again from one."""
+    now = utcnow()
+    async with sessions() as db, db.begin():
+        row = await db.get(UserTwoFactor, user_id, with_for_update=True)
+        if row is None:
+            return
+        stale = row.last_failed_at is None or now - row.last_failed_at >= HOLD
+        row.failed_codes = 1 if stale else row.failed_codes + 1
+        row.last_failed_at = now
 
 
 async def turn_off(db: AsyncSession, user_id: int) -> None:

@@ -1,9 +1,11 @@
 """two_factor_and_reset: two-factor sign-in and password reset (docs/portal.md)
 
 user_two_factor: a user's TOTP secret (encrypted under the secret key), when its first
-code confirmed it, and the time step of the last code accepted (a code is used once).
-A password reset needs no table: its link is the set-password token, bound to the
-password hash (iam/users/set_password_token.py), so setting a password voids it.
+code confirmed it, and the time step of the last code accepted (a code is used once);
+the wrong codes in a row at the sign-in's second step, and when the last came (past a
+limit, no code passes for a while). A password reset needs no table: its link is the
+set-password token, bound to the password hash (iam/users/set_password_token.py), so
+setting a password voids it.
 
 Revision ID: 0026
 Revises: 0025
@@ -31,6 +33,8 @@ def upgrade() -> None:
         sa.Column("created_at", UTCDateTime(), nullable=False),
         sa.Column("confirmed_at", UTCDateTime(), nullable=True),
         sa.Column("last_step", sa.Integer(), nullable=True),
+        sa.Column("failed_codes", sa.Integer(), server_default="0", nullable=False),
+        sa.Column("last_failed_at", UTCDateTime(), nullable=True),
         sa.ForeignKeyConstraint(
             ["user_id"],
             ["users.id"],
