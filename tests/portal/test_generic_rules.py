@@ -197,3 +197,14 @@ def test_every_browser_module_of_the_portal_is_marked_slow():
             unmarked.append(path.name)
     assert len(modules) > 5
     assert unmarked == [], f"browser tests without pytestmark = pytest.mark.slow: {unmarked}"
+
+
+def test_scripts_test_installs_the_browser_the_portals_tests_drive():
+    # CI runs scripts/test on a fresh machine: Debian's Chromium and its driver must be
+    # installed by it, or every browser test fails under CI=true.
+    from pathlib import Path
+
+    script = (Path(__file__).parents[2] / "scripts" / "test").read_text()
+    assert "command -v chromium >/dev/null || need+=(chromium)" in script
+    assert "command -v chromedriver >/dev/null || need+=(chromium-driver)" in script
+    assert 'apt-get install -y -qq "${need[@]}"' in script
