@@ -24,9 +24,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.app import create_app
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
-from cloudadmin.db.models import ActivityLogEntry, Branding, NotificationSetting
+from cloudadmin.db.models import ActivityLogEntry, Branding, Client, NotificationSetting
 from cloudadmin.iam.reselling.branding.schemas import MAIL_PASSWORD_MASK
+from cloudadmin.kit.crypto import hash_password
 from tests.events.conftest import Mailbox
+from tests.factories import make_user
+from tests.portal.people import PASSWORD as PORTAL_PASSWORD
 from tests.portal.people import People, sign_in
 
 PASSWORD = "s3cret-smtp-pässword"
@@ -188,6 +191,24 @@ class TestBranding:
         assert page.status_code == 200 and "your home account is not one" in page.text
         r = await client.post("/portal/vendor", data={**BRANDING, "csrf_token": token})
         assert r.status_code == 403
+
+    async def test_an_operator_whose_home_account_is_a_reseller_manages_its_branding(
+        self, client: httpx.AsyncClient, people: People, session: AsyncSession
+    ):
+        reseller = await session.get(Client, people.reseller_id)
+        assert reseller is not None
+        hashed = hash_password(PORTAL_PASSWORD)
+        operator = await make_user(session, reseller, superuser=True, password_hash=hashed)
+        await session.commit()
+        token = await sign_in(client, operator.email)
+        assert (await client.get("/portal/vendor")).status_code == 200
+        r = await client.post("/portal/vendor", data={**BRANDING, "csrf_token": token})
+        assert r.status_code == 303
+        branding = await branding_of(session, people.reseller_id)
+        assert branding is not None and branding.public_settings["brandName"] == "Acme Cloud"
+        r = await client.get("/portal/vendor/notifications")
+        own = f"/portal/vendor/resellers/{people.reseller_id}/notifications"
+        assert r.status_code == 303 and r.headers["location"] == own
 
     async def test_a_sellers_user_gets_the_404_page(
         self, client: httpx.AsyncClient, people: People
