@@ -24,7 +24,7 @@ from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import chart, export
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import User
-from cloudadmin.portal.csv_export import CHUNK_ROWS, cell, csv_batches_download
+from cloudadmin.portal.csv_export import cell, csv_text_download
 from cloudadmin.portal.sections import billing_query
 from cloudadmin.web.query_model import QueryModel
 from tests.billing.helpers import addendum_row, at, caller, insert_addendums
@@ -283,11 +283,12 @@ class TestCsv:
     async def test_the_csv_is_the_apis_list_for_the_same_filter(
         self, client: httpx.AsyncClient, session: AsyncSession, people: People
     ):
-        rows = await arrange(session, people, 30)
+        await arrange(session, people, 30)
         # Text a spreadsheet would run is written with an apostrophe; an open end is empty.
         await insert_addendums(
             session,
             [
+                addendum_row(people.client_id, plan_name='Say "hi", then\r\nnext; -1'),
                 addendum_row(
                     people.client_id,
                     plan_name="=HYPERLINK(1)",
@@ -316,9 +317,8 @@ class TestCsv:
                 for item in await api_items(client, token, params)
             ]
             assert lines[1:] == expected, params
-        assert len(rows) == 33
 
-    async def test_the_stream_hands_over_batches_in_the_lists_order_and_scope(
+    async def test_the_stream_hands_over_lines_in_batches_in_the_lists_order_and_scope(
         self, session: AsyncSession, people: People, monkeypatch: pytest.MonkeyPatch
     ):
         rows = await arrange(session, people, 20)
@@ -335,11 +335,12 @@ class TestCsv:
         )
         q = AddendumQuery(ordering=["-created_at"], limit=1, offset=5)  # paging ignored
         conn = await session.connection()
-        batches = [list(b) async for b in export.stream_addendums(conn, reseller, q)]
+        chunks = [chunk async for chunk in export.stream_csv_lines(conn, reseller, q)]
         await session.commit()
-        assert [len(b) for b in batches] == [7, 7, 6]  # the reseller's 20, not the other 3
+        assert [chunk.count("\r\n") for chunk in chunks] == [7, 7, 6]  # the reseller's 20
+        lines = list(csv.reader(io.StringIO("".join(chunks))))
         mine = sorted(rows[:20], key=lambda r: (-r["created_at"].timestamp(), r["id"]))
-        assert [row[0] for b in batches for row in b] == [r["id"] for r in mine]
+        assert [int(line[0]) for line in lines] == [r["id"] for r in mine]
 
     async def test_the_body_comes_in_chunks_and_a_download_stopped_early_gives_back_its_connection(
         self, app: Any, session: AsyncSession, people: People, monkeypatch: pytest.MonkeyPatch
@@ -348,18 +349,18 @@ class TestCsv:
         monkeypatch.setattr(export, "BATCH_ROWS", 500)
         operator = caller(superuser=True)
         scope = {"type": "http", "app": app, "method": "GET", "path": "/", "headers": []}
-        response = csv_batches_download(
+        response = csv_text_download(
             Request(scope),
             "a.csv",
             export.HEADER,
-            lambda conn: export.stream_addendums(conn, operator, AddendumQuery()),
+            lambda conn: export.stream_csv_lines(conn, operator, AddendumQuery()),
             cursor=True,
-            text_columns=export.TEXT_COLUMNS,
         )
         body = response.body_iterator
         assert isinstance(body, AsyncGenerator)
+        assert await anext(body) == (",".join(export.HEADER) + "\r\n").encode()
         first = await anext(body)
-        assert isinstance(first, bytes) and first.count(b"\r\n") == 1 + CHUNK_ROWS
+        assert isinstance(first, bytes) and first.count(b"\r\n") == 500
         pool = app_state(app).engine.pool
         assert pool.checkedout() == 1  # the download's own, its cursor open
         await body.aclose()

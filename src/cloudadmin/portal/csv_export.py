@@ -8,10 +8,14 @@ injection"); numbers are written as they are; an instant with a time zone is wri
 as the API writes it, RFC 3339 in UTC with a ``Z`` (microseconds only when there are
 any).
 
-The connection: without ``cursor``, one of the read engine, each statement committed on
-its own (reads in keyset batches run there on the driver, db/driver.py). With
-``cursor=True`` the rows come through one server-side cursor (``AsyncConnection.stream``),
-which PostgreSQL keeps only inside a transaction: the download then holds a read-only
+Two ways in: :func:`csv_download` writes the rows a producer yields, and
+:func:`csv_text_download` sends lines a producer has already written as CSV (the
+addendum list's are written by the database: billing/addendums/export.py).
+
+The connection: by default one of the read engine, each statement committed on its own
+(reads in keyset batches run there on the driver, db/driver.py). With ``cursor=True``
+the lines come through one server-side cursor (``AsyncConnection.stream``), which
+PostgreSQL keeps only inside a transaction: the download then holds a read-only
 ``REPEATABLE READ`` transaction, so the whole file is one snapshot; on SQLite a single
 statement is its own snapshot already, and the read engine's connection (no
 ``BEGIN IMMEDIATE``, no write lock) is used.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -38,8 +42,8 @@ CHUNK_ROWS = 2_000
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 Rows = Callable[[AsyncConnection], AsyncIterator[Sequence[Any]]]
-# Rows handed over a batch at a time (a cursor's fetch): less per-row overhead.
-Batches = Callable[[AsyncConnection], AsyncIterator[Sequence[Sequence[Any]]]]
+# The file's lines written elsewhere (by the database), a batch of them at a time.
+Chunks = Callable[[AsyncConnection], AsyncIterator[str]]
 
 
 def _instant(value: datetime) -> str:
@@ -81,55 +85,35 @@ async def _connection(request: Request, cursor: bool) -> AsyncIterator[AsyncConn
         yield conn
 
 
-async def _batches_of(rows: Rows, conn: AsyncConnection) -> AsyncIterator[Sequence[Sequence[Any]]]:
-    batch: list[Sequence[Any]] = []
-    async for row in rows(conn):
-        batch.append(row)
-        if len(batch) >= CHUNK_ROWS:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def _header(header: Sequence[str]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerow(header)
+    return buffer.getvalue()
 
 
-def _cells(batch: Sequence[Sequence[Any]], text_columns: Sequence[int] | None) -> Iterable[Any]:
-    """The batch's rows as CSV cells: every value through :func:`cell`, or, when the
-    producer names its text columns, those only (column by column, one ``map`` each)."""
-    if text_columns is None:
-        return [[cell(value) for value in row] for row in batch]
-    columns: list[Iterable[Any]] = list(zip(*batch, strict=True))
-    for i in text_columns:
-        columns[i] = map(_text_cell, columns[i])
-    return zip(*columns, strict=True)
-
-
-def _text_cell(value: str | None) -> str:
-    if value is None:
-        return ""
-    return "'" + value if value.startswith(_FORMULA_STARTS) else value
-
-
-async def _body(
-    request: Request,
-    header: Sequence[str],
-    batches: Batches,
-    cursor: bool,
-    text_columns: Sequence[int] | None = None,
-) -> AsyncIterator[bytes]:
+async def _rows_body(request: Request, header: Sequence[str], rows: Rows) -> AsyncIterator[bytes]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
-    pending = 0
-    async with _connection(request, cursor) as conn:
-        async for batch in batches(conn):
-            writer.writerows(_cells(batch, text_columns))
-            pending += len(batch)
-            if pending >= CHUNK_ROWS:
+    count = 0
+    async with _connection(request, cursor=False) as conn:
+        async for row in rows(conn):
+            writer.writerow([cell(value) for value in row])
+            count += 1
+            if count % CHUNK_ROWS == 0:
                 yield buffer.getvalue().encode()
                 buffer.seek(0)
                 buffer.truncate()
-                pending = 0
     yield buffer.getvalue().encode()
+
+
+async def _text_body(
+    request: Request, header: Sequence[str], chunks: Chunks, cursor: bool
+) -> AsyncIterator[bytes]:
+    yield _header(header).encode()
+    async with _connection(request, cursor) as conn:
+        async for chunk in chunks(conn):
+            yield chunk.encode()
 
 
 def _response(body: AsyncIterator[bytes], filename: str) -> StreamingResponse:
@@ -145,25 +129,19 @@ def csv_download(
     request: Request, filename: str, header: Sequence[str], rows: Rows
 ) -> StreamingResponse:
     """``rows(conn)`` yields the rows, on a read connection of the download's own."""
-
-    def batches(conn: AsyncConnection) -> AsyncIterator[Sequence[Sequence[Any]]]:
-        return _batches_of(rows, conn)
-
-    return _response(_body(request, header, batches, cursor=False), filename)
+    return _response(_rows_body(request, header, rows), filename)
 
 
-def csv_batches_download(
+def csv_text_download(
     request: Request,
     filename: str,
     header: Sequence[str],
-    batches: Batches,
+    chunks: Chunks,
     *,
     cursor: bool = False,
-    text_columns: Sequence[int] | None = None,
 ) -> StreamingResponse:
-    """``batches(conn)`` yields lists of rows (a cursor's fetches). With ``cursor``, the
-    connection allows a server-side cursor (see the module's docstring). With
-    ``text_columns``, only those columns (text or None) are checked for formulas, and
-    every other value is written as it is: the producer promises numbers, None, or text
-    no spreadsheet runs (instants it wrote, values of a fixed catalogue)."""
-    return _response(_body(request, header, batches, cursor, text_columns), filename)
+    """``chunks(conn)`` yields the file's lines already written as CSV (each ending in
+    CRLF, a formula cell already guarded; a database can write them: billing/addendums/
+    export.py), a batch at a time, after the header written here. With ``cursor``, the
+    connection allows a server-side cursor (see the module's docstring)."""
+    return _response(_text_body(request, header, chunks, cursor), filename)

@@ -34,7 +34,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ValidationError
 from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
-from cloudadmin.portal.csv_export import csv_batches_download
+from cloudadmin.portal.csv_export import csv_text_download
 from cloudadmin.portal.forms import FORM, errors_of
 from cloudadmin.portal.pages import fragment
 from cloudadmin.portal.sections import billing_chart
@@ -270,8 +270,9 @@ async def billing_index(portal: BillingPage) -> Response:
 
 @router.get("/export.csv")
 async def export_addendums_csv(portal: BillingPage) -> Response:
-    """The filtered list, every row in the list's order, as CSV: streamed through a
-    server-side cursor, constant memory whatever its size."""
+    """The filtered list, every row in the list's order, as CSV: its lines written by the
+    database and streamed through a server-side cursor, constant memory whatever its
+    size."""
     browse = read_browse(portal.request.query_params)
     query, caller = browse.query, portal.caller
     if query is not None:
@@ -284,18 +285,11 @@ async def export_addendums_csv(portal: BillingPage) -> Response:
         return _answer(portal, browse, None)
     checked = query
 
-    def batches(conn: AsyncConnection) -> Any:
-        return export.stream_addendums(conn, caller, checked)
+    def lines(conn: AsyncConnection) -> AsyncIterator[str]:
+        return export.stream_csv_lines(conn, caller, checked)
 
     name = f"addendums-{utcnow().strftime('%Y%m%dT%H%M%SZ')}.csv"
-    return csv_batches_download(
-        portal.request,
-        name,
-        export.HEADER,
-        batches,
-        cursor=True,
-        text_columns=export.TEXT_COLUMNS,
-    )
+    return csv_text_download(portal.request, name, export.HEADER, lines, cursor=True)
 
 
 async def _chart(portal: Portal, browse: Browse) -> ActiveByMonth | None:
