@@ -348,6 +348,71 @@ def parse(html: str, url: str) -> Parsed:
     return parser.parsed
 
 
+class _MarkupParser(HTMLParser):
+    """What docs/portal.md, "Accessibility", asks of every page's markup, as read
+    without a browser: one <h1>, a scope on every <th>, a label for every input, text
+    for every button."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.h1 = 0
+        self.problems: list[str] = []
+        self.label_for: set[str] = set()
+        self.inputs: list[tuple[str, bool]] = []  # (what, labelled without a <label for>)
+        self._label_depth = 0
+        self._button: list[str] | None = None
+        self._button_named = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        named = bool(a.get("aria-label") or a.get("aria-labelledby") or a.get("title"))
+        if tag == "h1":
+            self.h1 += 1
+        elif tag == "th" and a.get("scope") not in ("col", "row", "colgroup", "rowgroup"):
+            self.problems.append(f"<th> without scope: {a}")
+        elif tag == "label":
+            self._label_depth += 1
+            if a.get("for"):
+                self.label_for.add(a["for"])
+        elif tag in ("input", "select", "textarea"):
+            kind = a.get("type", "text").lower() if tag == "input" else tag
+            if kind not in ("hidden", "submit", "button", "reset", "image"):
+                what = f"<{tag} name={a.get('name')!r} id={a.get('id')!r}>"
+                self.inputs.append((f"{what}#{a.get('id', '')}", named or self._label_depth > 0))
+            elif kind in ("submit", "button", "reset") and not (a.get("value") or named):
+                self.problems.append(f"<input type={kind}> without text")
+        elif tag == "button":
+            self._button = []
+            self._button_named = named
+
+    def handle_data(self, data: str) -> None:
+        if self._button is not None:
+            self._button.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self._label_depth = max(0, self._label_depth - 1)
+        elif tag == "button" and self._button is not None:
+            if not "".join(self._button).strip() and not self._button_named:
+                self.problems.append("<button> without text")
+            self._button = None
+
+
+def markup_problems(html: str) -> list[str]:
+    """What a page's markup lacks (nothing: an empty list)."""
+    parser = _MarkupParser()
+    parser.feed(html)
+    parser.close()
+    problems = list(parser.problems)
+    if parser.h1 != 1:
+        problems.append(f"{parser.h1} <h1> elements, not one")
+    for what, labelled in parser.inputs:
+        element, _, element_id = what.rpartition("#")
+        if not labelled and element_id not in parser.label_for:
+            problems.append(f"{element} without a label")
+    return problems
+
+
 def path_of(url: str) -> str:
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")

@@ -26,9 +26,13 @@ from tests.portal.crawl import (
     Route,
     Tenants,
     arrange_tenants,
+    is_page,
     known_kind,
+    markup_problems,
+    new_client,
     routes_with,
     signed_in,
+    walk,
 )
 
 # What a change form might hold when the test knows nothing of it.
@@ -101,6 +105,39 @@ class TestCsrf:
                 r = await client.post(path, data={**SOME_FORM, "csrf_token": other_token})
                 assert r.status_code == 403, (path, r.status_code)
                 assert changed(before, await snapshot(session)) == [], path
+
+
+class TestMarkup:
+    """docs/portal.md, "Accessibility", read without a browser (cheaper than axe, and
+    the rules axe does not hold: a scope on every table header)."""
+
+    @pytest.mark.parametrize("kind", ["operator", "reseller", "seller"])
+    async def test_every_page_a_kind_reaches(self, app: FastAPI, tenants: Tenants, kind: str):
+        async with signed_in(app, tenants.people.emails[kind]) as (client, _):
+            visits = await walk(client)
+        pages = [v for v in visits if is_page(v.response)]
+        assert len(pages) > 1
+        found = {v.path: p for v in pages if (p := markup_problems(v.response.text))}
+        assert found == {}, found
+
+    async def test_the_pages_before_a_session(self, app: FastAPI):
+        async with new_client(app) as client:
+            for path in ("/portal/sign-in", "/portal/no-such-page"):
+                r = await client.get(path)
+                assert markup_problems(r.text) == [], path
+
+    def test_the_check_finds_what_it_looks_for(self):
+        page = (
+            "<h1>A</h1><h1>B</h1><table><tr><th>x</th></tr></table>"
+            "<input name=q><label for=e>E</label><input id=e name=e>"
+            "<label>F <input name=f></label><button></button><button aria-label=Go></button>"
+        )
+        assert markup_problems(page) == [
+            "<th> without scope: {}",
+            "<button> without text",
+            "2 <h1> elements, not one",
+            "<input name='q' id=None> without a label",
+        ]
 
 
 def id_routes(app: FastAPI, method: str) -> list[Route]:
