@@ -528,6 +528,12 @@ class TestChart:
         assert all("style" not in element.attrib for element in root.iter())
         bad = await client.get(f"{LIST}/chart.svg", params={"client_id": "x"})
         assert bad.status_code == 400
+        # Every kind of filter goes into the one grouped statement (the name searches'
+        # own subqueries on PostgreSQL included).
+        for params in ({"plan_name": "basic", "company_name": "company"}, {"plan_name": "zz"}):
+            named = await client.get(f"{LIST}/chart", params=params)
+            assert named.status_code == 200
+            assert ("No addendum was active" in named.text) == (params["plan_name"] == "zz")
 
 
 def test_the_browsers_list_fields_are_the_query_models():
