@@ -259,6 +259,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     # Sees every request end, a 413 of the middleware above included (its metrics and
     # access-log line), with the client address the proxies middleware settled.
     app.add_middleware(ObserveMiddleware)
+    # Outside the body limit, whose 413 under /portal gets the portal's headers too.
+    app.add_middleware(portal.PortalHeadersMiddleware)
     app.add_middleware(TrustedProxyMiddleware, trusted=settings.trusted_proxies)  # outermost
 
     def openapi() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # No inline script or style anywhere: every script and stylesheet is a file of ours.
 SECURITY_HEADERS = {
@@ -101,3 +101,29 @@ def refused(
         link_text="To the sign-in page",
     )
     return page(heading, content, status=status, headers=headers)
+
+
+class PortalHeadersMiddleware:
+    """Pure ASGI: an answer under /portal that no portal route made (the body limit's 413,
+    refused before routing) still gets the security headers a portal answer carries;
+    those a route set are left as they are."""
+
+    def __init__(self, app: ASGIApp, prefix: str = "/portal") -> None:
+        self.app = app
+        self.prefix = prefix
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not (path == self.prefix or path.startswith(self.prefix + "/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                missing = [(k, v) for k, v in self.headers if k not in present]
+                message["headers"] = [*message.get("headers", []), *missing]
+            await send(message)
+
+        await self.app(scope, receive, send_secured)

@@ -7,6 +7,7 @@ from fastapi import APIRouter
 
 from cloudadmin.portal import home, not_found, sign_in_pages
 from cloudadmin.portal.context import PREFIX
+from cloudadmin.portal.pages import PortalHeadersMiddleware as PortalHeadersMiddleware
 from cloudadmin.portal.pages import static_files as static_files  # app.py mounts it
 from cloudadmin.portal.sections import (
     accounts,

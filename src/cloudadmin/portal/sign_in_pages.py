@@ -15,7 +15,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from functools import lru_cache
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -87,16 +87,19 @@ def set_cookie(request: Request, response: Response, name: str, value: str) -> N
 
 def safe_next(target: str | None) -> str:
     """Where to go after signing in: a path of the portal, never another site (no
-    scheme, no host, no ``//`` or backslash tricks); else the start page."""
+    scheme, no host, no ``//`` or backslash tricks, no ``.`` or ``..`` segment, plain
+    or percent-encoded, that would lead out of /portal); else the start page."""
     if (
         target
         and target.startswith(f"{PREFIX}/")
         and "//" not in target
         and "\\" not in target
-        and not any(ord(c) < 0x20 for c in target)
+        and not any(ord(c) < 0x20 or ord(c) == 0x7F for c in target)
         and len(target) <= 2000
     ):
-        return target
+        path = unquote(target.split("?", 1)[0].split("#", 1)[0])
+        if not any(segment in (".", "..") for segment in path.split("/")) and "\\" not in path:
+            return target
     return f"{PREFIX}/"
 
 
