@@ -538,3 +538,19 @@ class TestChart:
 
 def test_the_browsers_list_fields_are_the_query_models():
     assert QueryModel(AddendumQuery)._list_fields == billing_query.LISTS
+
+
+def test_the_filter_form_is_rendered_once_per_form_and_a_long_one_is_not_kept():
+    from starlette.datastructures import QueryParams
+
+    from cloudadmin.portal.sections import billing
+
+    def form_of(query: str) -> Any:
+        return billing.filters_form(billing_query.read_browse(QueryParams(query)))
+
+    first = form_of("client_id=1,2&status=active")
+    assert form_of("client_id=1,2&status=active&offset=50&ordering=id") is first  # kept
+    assert 'value="1, 2"' in first and "checked" in first
+    assert form_of("client_id=3") is not first
+    long = "company_name=" + "x" * 1000 + "&plan_name=" + "y" * 1001
+    assert form_of(long) is not form_of(long)  # rendered each time

@@ -137,13 +137,15 @@ def _sort_key(browse: Browse) -> str:
 # fifth of the page's CPU when rendered each time): rendered once per distinct form.
 _FORMS: OrderedDict[Hashable, Markup] = OrderedDict()
 FORMS_KEPT = 256
+KEPT_FORM_CHARS = 2_000  # what was typed, at most, in a form kept
+_NOT_IN_THE_FORM = frozenset({"ordering", "offset"})  # the order and page: not shown there
 
 
 def filters_form(browse: Browse) -> Markup:
     """The filter form as ``browse`` has it typed, with its messages."""
     form = browse.form
     key = (
-        tuple((name, tuple(values)) for name, values in form.lists.items()),
+        tuple((n, tuple(v)) for n, v in form.lists.items() if n not in _NOT_IN_THE_FORM),
         tuple(form.errors.items()),
         browse.limit,
     )
@@ -161,9 +163,10 @@ def filters_form(browse: Browse) -> Markup:
         products=PRODUCT_CHOICES,
         limits=limit_choices(browse.limit),
     )
-    _FORMS[key] = made
-    if len(_FORMS) > FORMS_KEPT:
-        _FORMS.popitem(last=False)
+    if sum(len(v) for values in form.lists.values() for v in values) <= KEPT_FORM_CHARS:
+        _FORMS[key] = made  # a long form is rendered each time: the memo stays small
+        if len(_FORMS) > FORMS_KEPT:
+            _FORMS.popitem(last=False)
     return made
 
 
