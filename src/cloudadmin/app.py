@@ -119,6 +119,7 @@ async def run_dispatcher_beside(app: FastAPI, settings: Settings) -> AsyncIterat
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
         batch_size=settings.dispatcher_batch_size,
+        platform_mail=mail.PlatformMailServer.from_settings(settings),
         outbound=app_state(app).outbound,
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,

@@ -216,6 +216,7 @@ async def test_rotate_then_restart_without_the_old_key(
         "branding mail server passwords: 1 re-encrypted, 0 already under the current key",
         f"idempotent answers: {ACCOUNTS} re-encrypted, 0 already under the current key",
         "unsent mails holding a link: 1 re-encrypted, 0 already under the current key",
+        "two-factor sign-in secrets: 0 re-encrypted, 0 already under the current key",
         "instance marks: 1 re-encrypted, 0 already under the current key",
     ]
     output = done.stdout + done.stderr

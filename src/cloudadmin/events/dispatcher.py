@@ -56,7 +56,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.db.unavailable import is_unavailable
 from cloudadmin.events.amqp import BrokerPool, PublishError
 from cloudadmin.events.failure_log import FailureLog
-from cloudadmin.events.mail import MailError, MailSender
+from cloudadmin.events.mail import MailError, MailSender, PlatformMailServer
 from cloudadmin.events.single import DispatcherLock
 from cloudadmin.events.user_actions import published_record
 from cloudadmin.events.wakeup import Listener, subscribe_local
@@ -221,6 +221,7 @@ class Dispatcher:
         idle_backoff_max_seconds: float = 5.0,
         exclusive: bool = False,
         stall_seconds: float = 120.0,
+        platform_mail: PlatformMailServer | None = None,
     ) -> None:
         self.engine = engine
         self.sessions = async_sessionmaker(engine, expire_on_commit=False)
@@ -242,7 +243,7 @@ class Dispatcher:
         self.outbound = outbound or Outbound()
         self.brokers = BrokerPool(self.outbound)
         self.webhooks = WebhookSender(self.outbound)
-        self.mail = MailSender(secret_box, self.outbound)
+        self.mail = MailSender(secret_box, self.outbound, platform_mail)
         self.failures = FailureLog(log)
         self._skip_locked = engine.dialect.name == "postgresql"
         # Inside `serve` (several processes of one service): one dispatcher among them.

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cloudadmin.auth.service import notice_due
-from cloudadmin.config import Settings, get_settings
+from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     Branding,
     Client,
@@ -280,27 +280,18 @@ async def note_failed_login(
         log.exception("could not queue the failed-login notice")
 
 
-_UNSET: Any = object()
-
-
 class MailSender:
     def __init__(
         self,
         secret_box: SecretBox,
         outbound: Outbound | None = None,
-        platform: PlatformMailServer | None = _UNSET,
+        platform: PlatformMailServer | None = None,
     ) -> None:
         self.secret_box = secret_box
         self.outbound = outbound or Outbound()
-        # Not given: the platform's server of the process's settings, read when first
-        # needed (only a mail no reseller can send needs it).
-        self._platform = platform
-
-    @property
-    def platform(self) -> PlatformMailServer | None:
-        if self._platform is _UNSET:
-            self._platform = PlatformMailServer.from_settings(get_settings())
-        return self._platform
+        # The platform's own server (CLOUDADMIN_SMTP_*), for a mail no reseller can send;
+        # None: such a mail is not sent.
+        self.platform = platform
 
     def _server_of(
         self, message: MailMessage, branding: Branding | None

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.events.mail import PlatformMailServer
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
 from cloudadmin.observability.metrics_access import start_metrics_server
@@ -44,6 +45,7 @@ async def run_worker(
         poll_seconds=settings.dispatcher_poll_seconds,
         lease_seconds=settings.dispatcher_lease_seconds,
         batch_size=settings.dispatcher_batch_size,
+        platform_mail=PlatformMailServer.from_settings(settings),
         outbound=Outbound.from_settings(settings),
         idle_poll_seconds=settings.dispatcher_idle_poll_seconds,
         idle_backoff_max_seconds=settings.dispatcher_idle_backoff_max_seconds,
