@@ -24,8 +24,10 @@ from typing import Any
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.wait import WebDriverWait
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -131,6 +133,73 @@ def walk_in_browser(page: Page, portal: Portal, report: Report, who: str) -> lis
     return opened
 
 
+# The forms whose refusal the walk looks at: a change of something, not its end.
+ENDING = ("delete", "revoke", "sign-out", "disable", "end-others", "two-factor/off")
+# Too long for any field (portal/forms.py, MAX_FIELD_CHARS): every form refuses it.
+TOO_LONG = 10_001
+FORMS_A_KIND = 8
+
+
+def refusals_in_browser(page: Page, portal: Portal, report: Report, who: str, paths: list[str]):
+    """The pages' forms refused: on each page, each form with a text field (not one that
+    deletes or ends something) is sent, without the browser's own checks and without
+    htmx (a plain post), with every text field too long; the answer must be the form
+    again with its messages in an alert, and axe must find nothing serious there. The
+    number of refusals seen."""
+    driver = driver_of(page)
+    seen: set[str] = set()
+    refused = 0
+    for path in paths:
+        page.open(portal.url(path))
+        wait_loaded(driver)
+        actions = driver.execute_script(
+            """
+            const ending = arguments[0];
+            return Array.from(document.querySelectorAll("main form[method=post i]"))
+              .filter((f) => !ending.some((e) => f.action.includes(e)))
+              .filter((f) => f.querySelector(
+                "input:not([type]), input[type=text], input[type=email], textarea"))
+              .map((f) => f.action);
+            """,
+            list(ENDING),
+        )
+        for action in actions:
+            if action in seen or refused >= FORMS_A_KIND:
+                continue
+            seen.add(action)
+            page.open(portal.url(path))
+            wait_loaded(driver)
+            old = driver.find_element(By.TAG_NAME, "html")
+            driver.execute_script(
+                """
+                const form = Array.from(document.querySelectorAll("main form"))
+                  .find((f) => f.action === arguments[0]);
+                form.querySelectorAll(
+                  "input:not([type]), input[type=text], input[type=email], textarea"
+                ).forEach((i) => { i.value = "x".repeat(arguments[1]); });
+                form.noValidate = true;
+                HTMLFormElement.prototype.submit.call(form);
+                """,
+                action,
+                TOO_LONG,
+            )
+            WebDriverWait(driver, TIMEOUT).until(staleness_of(old))
+            wait_loaded(driver)
+            where = f"{who} {path_of(action)} refused"
+            alert = driver.execute_script(
+                "return document.querySelector('[role=alert], [aria-live]') !== null"
+            )
+            assert alert, f"{where}: no message in an alert: {page.text()[:500]}"
+            report.check(page, where)
+            # The refusal's own 400 is in the console; nothing else may be.
+            own = f"{action} - Failed to load resource: the server responded with a status of 400"
+            others = [p for p in page.console_problems() if not p.startswith(own)]
+            if others:
+                report.found.setdefault(where, []).extend(others)
+            refused += 1
+    return refused
+
+
 def arrange_seller(portal: Portal) -> str:
     """A seller of the reseller with a password set (as its invitation's link sets it)."""
 
@@ -161,6 +230,8 @@ def test_axe_finds_nothing_serious_on_any_page_a_kind_reaches(
     opened = walk_in_browser(page, portal, report, kind)
     # The walk reached the sections, not just the start page.
     assert len(opened) >= (2 if kind == "seller" else 5), opened
+    if kind != "seller":  # who changes nothing has few forms
+        assert refusals_in_browser(page, portal, report, kind, opened) >= 2
     assert report.found == {}, report.found
     assert page.console_problems() == []
 
