@@ -9,6 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -63,20 +68,53 @@ class Page:
             lambda d: d.execute_script("return document.readyState") == "complete"
         )
 
+    @property
+    def driver(self) -> webdriver.Chrome:
+        """Selenium's driver, for what the helpers here do not do."""
+        return self._driver
+
     def open(self, url: str) -> None:
         self._driver.get(url)
+        self._loaded()
+
+    def _loaded(self) -> None:
+        WebDriverWait(self._driver, TIMEOUT).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
+        )
+
+    def wait_until(self, expression: str, timeout: float = TIMEOUT) -> Any:
+        """Waits until the JavaScript ``expression`` is truthy (an htmx swap done, say);
+        its value. A timeout names the expression."""
+        return WebDriverWait(self._driver, timeout).until(
+            lambda d: d.execute_script(f"return {expression}"),
+            message=f"still false after {timeout} s: {expression}",
+        )
+
+    def choose_file(self, element_id: str, path: Path) -> None:
+        self._driver.find_element(By.ID, element_id).send_keys(str(path))
 
     def evaluate(self, expression: str) -> Any:
         return self._driver.execute_script(f"return {expression}")
 
     def fill_and_submit(self, fields: dict[str, str]) -> None:
         """Types the values into the inputs with these ids, then clicks the form's
-        button; waits for the page the answer shows."""
-        for name, value in fields.items():
-            field = self._driver.find_element(By.ID, name)
-            field.clear()
-            field.send_keys(value)
-        button = self._driver.find_element(By.CSS_SELECTOR, "main form button")
+        button; waits for the page the answer shows. Should the page be replaced while
+        typing (a redirect still landing), the fields are found and typed again."""
+        for attempt in range(3):
+            self._loaded()
+            try:
+                for name, value in fields.items():
+                    field = self._driver.find_element(By.ID, name)
+                    field.clear()
+                    field.send_keys(value)
+                button = self._driver.find_element(By.CSS_SELECTOR, "main form button")
+                break
+            except (StaleElementReferenceException, NoSuchElementException):
+                if attempt == 2:
+                    raise
+            except WebDriverException as exc:
+                if "does not belong to the document" not in str(exc) or attempt == 2:
+                    raise
         self._after(button.click)
 
     def click(self, selector: str) -> None:

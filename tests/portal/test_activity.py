@@ -317,3 +317,27 @@ class TestPortalRequestsInTheLog:
         r = await client.get(f"/iam/activity_log/requests/{saved.id}", headers=auth(key))
         assert r.status_code == 200
         assert r.json()["token"] == 0 and r.json()["actions"] == "portal.save_activity_columns"
+
+
+async def test_a_field_sent_several_times_is_logged_with_every_value(
+    client: httpx.AsyncClient, people: People, session: AsyncSession
+):
+    token = await sign_in(client, people.emails["reseller"])
+    r = await client.post(
+        "/portal/activity/columns",
+        data={"csrf_token": token, "columns": ["path", "method", "host"], "query": ""},
+    )
+    assert r.status_code < 400, r.text
+    session.expire_all()
+    data = (
+        (
+            await session.execute(
+                select(ActivityLogEntry.data)
+                .where(ActivityLogEntry.actions == "portal.save_activity_columns")
+                .order_by(ActivityLogEntry.id.desc())
+            )
+        )
+        .scalars()
+        .first()
+    )
+    assert data is not None and json.loads(data)["columns"] == ["path", "method", "host"]

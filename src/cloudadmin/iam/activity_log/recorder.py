@@ -40,15 +40,20 @@ async def _body_text(request: Request) -> str:
     form = getattr(request, "_form", None)
     if form is not None:  # multipart: describe the parts, never store file bytes
         parts: dict[str, Any] = {}
+        repeated: dict[str, list[Any]] = {}
         for name, value in form.multi_items():
+            described: Any = value
             if isinstance(value, UploadFile):
-                parts[name] = {
+                described = {
                     "filename": value.filename,
                     "content_type": value.content_type,
                     "size": value.size,
                 }
-            else:
-                parts[name] = value
+            if name not in parts:
+                parts[name] = described
+            else:  # a field sent more than once (a form's checkboxes): every value, in order
+                parts[name] = repeated.setdefault(name, [parts[name]])
+                parts[name].append(described)
         return _json_text(parts)
     raw = getattr(request, "_body", None)  # only what the handler read; never read here
     if not raw:
