@@ -89,6 +89,27 @@ class TestCsrf:
             assert (await client.get("/portal/")).status_code == 200
         assert refusals == {}, refusals
 
+    async def test_signed_out_no_post_route_changes_anything_without_a_token(
+        self, app: FastAPI, session: AsyncSession, tenants: Tenants
+    ):
+        # The pages before a session (sign-in, a forgotten password, a set-password
+        # link) carry a token of their own (double submit); the others send the browser
+        # to the sign-in page. Either way nothing is written.
+        found: dict[str, Any] = {}
+        async with new_client(app, "198.51.100.60") as client:
+            for route in routes_with(app, "POST"):
+                path = tenants.path(route)
+                await client.get(path.rsplit("/", 1)[0] or "/portal/")  # any cookie it sets
+                before = await snapshot(session)
+                r = await client.post(path, data={**SOME_FORM, "csrf_token": "forged"})
+                after = await snapshot(session)
+                to_sign_in = r.status_code == 303 and r.headers["location"].startswith(
+                    "/portal/sign-in"
+                )
+                if not (r.status_code == 403 or to_sign_in) or changed(before, after):
+                    found[f"POST {path}"] = (r.status_code, changed(before, after))
+        assert found == {}, found
+
     async def test_the_token_of_another_session_is_refused(
         self, app: FastAPI, session: AsyncSession, tenants: Tenants
     ):
