@@ -4,13 +4,13 @@ tests/web/test_hostile_bodies.py: deep nesting; bench/fuzz.py's generated text: 
 strings, odd numbers; and SQL-ish and HTML/script text) sent through the portal's forms.
 
 Every POST route of the portal is walked from the application (tests/portal/crawl.py),
-as an operator and as a reseller. Its form is found on the page that shows it (the
-route's own path, a parent's, or any page the walk reaches), and each hostile value goes
-into each of its fields in turn, the other fields holding what the page shows or a
-plausible value; then each value in all fields at once, a field given twice, no field at
-all and bodies that are not a form. The GET forms (filters) and the query parameters of
-the pages' links get the same values. Every answer: below 500, the security headers, and
-no script text echoed unescaped.
+as an operator, a reseller, a seller and signed out. Its form is found on the page that
+shows it (the route's own path, a parent's, or any page the walk reaches), and each
+hostile value goes into each of its fields in turn, the other fields holding what the
+page shows or a plausible value; then each value in all fields at once, a field given
+twice, no field at all and bodies that are not a form. The GET forms (filters) and the
+query parameters of the pages' links get the same values. Every answer: below 500, the
+security headers, and no script text echoed unescaped.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ POST_ROUTES = [
 ]
 
 
-@pytest.mark.parametrize("kind", ["operator", "reseller", "signed out"])
+@pytest.mark.parametrize("kind", ["operator", "reseller", "seller", "signed out"])
 @pytest.mark.parametrize("route", POST_ROUTES, ids=[r.name for r in POST_ROUTES])
 async def test_a_post_route_takes_hostile_form_input(
     app: FastAPI, tenants: Tenants, kind: str, route: Route
