@@ -28,10 +28,16 @@ pytestmark = pytest.mark.slow
 COUNT = 60
 
 
+# htmx marks what it is requesting, swapping or settling with these classes.
+_HTMX_BUSY = "document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+
+
 def wait_for(page: Page, condition: str) -> None:
-    """Until the JavaScript ``condition`` holds (htmx swaps without a new page)."""
+    """Until the JavaScript ``condition`` holds and htmx has finished its swap (a swap
+    happens without a new page)."""
+    script = f"return Boolean({condition}) && {_HTMX_BUSY} === null"
     WebDriverWait(driver_of(page), TIMEOUT, poll_frequency=0.05).until(
-        lambda d: d.execute_script(f"return {condition}"), f"waiting for {condition}"
+        lambda d: d.execute_script(script), f"waiting for {condition}"
     )
 
 
