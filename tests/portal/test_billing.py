@@ -19,10 +19,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
+from cloudadmin.app import create_app
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import chart, export
 from cloudadmin.billing.addendums.schemas import AddendumQuery
+from cloudadmin.config import Settings
 from cloudadmin.db.models import User
 from cloudadmin.portal.csv_export import cell, csv_text_download
 from cloudadmin.portal.sections import billing_query
@@ -554,3 +556,26 @@ def test_the_filter_form_is_rendered_once_per_form_and_a_long_one_is_not_kept():
     assert form_of("client_id=3") is not first
     long = "company_name=" + "x" * 1000 + "&plan_name=" + "y" * 1001
     assert form_of(long) is not form_of(long)  # rendered each time
+
+
+async def test_every_billing_page_holds_one_pooled_connection_at_a_time(
+    settings: Settings, session: AsyncSession, people: People, dialect: str
+):
+    # One connection in the pool: a page that took a second one while holding the first
+    # would wait out the pool's timeout (503) instead of answering.
+    if dialect == "sqlite":
+        pytest.skip("SQLite's connections are not a fixed pool (db/engine.py)")
+    await insert_addendums(session, [addendum_row(people.client_id) for _ in range(3)])
+    await session.close()
+    one = settings.model_copy(update={"db_pool_size": 1, "db_pool_timeout": 5.0})
+    application = create_app(one)
+    transport = httpx.ASGITransport(app=application, client=("203.0.113.7", 40000))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            await sign_in(c, people.emails["operator"])
+            for path in ("", "?status=active", "/chart", "/chart.svg", "/export.csv"):
+                r = await c.get(LIST + path)
+                assert r.status_code == 200, (path, r.status_code)
+            assert (await c.get(f"{LIST}/export.csv")).text.count("\r\n") == 1 + 3
+    finally:
+        await app_state(application).engine.dispose()
