@@ -24,20 +24,20 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
-from cloudadmin.db.request_db import ChangeDatabase, RequestDatabase
+from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ApiError, InternalError, NotFound, PermissionDenied
 from cloudadmin.iam.sign_in import sessions
 from cloudadmin.iam.sign_in.credentials import (
     PortalKind,
     PortalUser,
-    caller_of,
-    user_of_session,
+    signed_in,
 )
 from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
 from cloudadmin.web.error_render import to_api_error
 from cloudadmin.web.request_log import LoggedRequest
+from cloudadmin.web.text_guard import check_request_text
 
 log = logging.getLogger("cloudadmin.portal")
 
@@ -100,8 +100,13 @@ class Portal:
 
     @property
     def is_htmx(self) -> bool:
-        """An htmx request (it swaps a part of the page, not the whole)."""
-        return self.request.headers.get("HX-Request") == "true"
+        """An htmx request that swaps a part of the page, not the whole (a history
+        restore, after going back to a page htmx no longer holds, wants the whole)."""
+        headers = self.request.headers
+        return (
+            headers.get("HX-Request") == "true"
+            and headers.get("HX-History-Restore-Request") != "true"
+        )
 
     def navigation(self) -> Markup:
         return navigation.render(self.user, self.csrf_token, self.request.url.path)
@@ -169,8 +174,8 @@ async def signed_in_user(request: Request, kinds: frozenset[PortalKind]) -> Port
     db = await _database(request).session()
     session_id = request.cookies.get(SESSION_COOKIE, "")
     row = await sessions.current(db, session_id, settings)
-    user = None if row is None else await user_of_session(db, row)
-    if row is None or user is None:
+    found = None if row is None else await signed_in(db, row)
+    if row is None or found is None:
         target = f"{PREFIX}/sign-in"
         if request.method in _READS and request.url.path != f"{PREFIX}/":
             target += "?" + _next_param(request)
@@ -179,7 +184,7 @@ async def signed_in_user(request: Request, kinds: frozenset[PortalKind]) -> Port
         row, await _presented_csrf(request)
     ):
         raise PageAnswer(forbidden_form())
-    caller = await caller_of(db, user)
+    user, caller = found
     if user.kind not in kinds:
         content = fragment("not_here.html", email=user.email)
         raise PageAnswer(
@@ -254,7 +259,13 @@ class PortalRoute(APIRoute):
             state = app_state(request.app)
             requested_at = utcnow()
             async with state.turns.turn():
-                db = ChangeDatabase(state.sessionmaker)
+                # A page that only reads runs without a transaction, as the API's reads
+                # do (docs/architecture.md): no BEGIN and COMMIT, no write lock on SQLite.
+                db: RequestDatabase = (
+                    ReadDatabase(state.read_engine, state.read_sessionmaker)
+                    if request.method in _READS
+                    else ChangeDatabase(state.sessionmaker)
+                )
                 request.state.db = db
                 try:
                     response = await _respond(request, db, handle, action, requested_at)
@@ -273,6 +284,9 @@ async def _respond(
     requested_at: Any,
 ) -> Response:
     try:
+        # Text no column can store (NUL, a lone surrogate) in the query or the path is
+        # the 400 page naming it, as the API answers it, before any statement sees it.
+        await check_request_text(request, json_body=False)
         response = await handle(request)
     except PageAnswer as answer:
         await (db.commit() if answer.commit else db.rollback())

@@ -14,13 +14,16 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.config import Settings
 from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.sign_in.credentials import PortalUser
+
+# A session's last use is written again once it is this old (see _touch_interval).
+TOUCH_INTERVAL = timedelta(minutes=1)
 
 
 def _digest(session_id: str) -> str:
@@ -60,10 +63,19 @@ def _expired(row: PortalSession, settings: Settings, now: datetime) -> bool:
     return now - row.last_seen_at > idle or now - row.created_at > lifetime
 
 
+def _touch_interval(settings: Settings) -> timedelta:
+    """How stale ``last_seen_at`` may be before a request writes it again: a minute, or
+    less under a shorter idle timeout. Most pages then write nothing at all."""
+    return min(TOUCH_INTERVAL, timedelta(minutes=settings.portal_session_idle_minutes) / 4)
+
+
 async def current(
     db: AsyncSession, session_id: str | None, settings: Settings
 ) -> PortalSession | None:
-    """The live session the cookie names, its use noted; an expired one is deleted."""
+    """The live session the cookie names, its use noted (at most once per
+    ``_touch_interval``); an expired one is deleted. Core statements, not ORM changes:
+    a page that only reads runs without a transaction (portal/context.py), and each of
+    these commits on its own there."""
     if not session_id:
         return None
     row = await db.get(PortalSession, _digest(session_id))
@@ -71,11 +83,18 @@ async def current(
         return None
     now = utcnow()
     if _expired(row, settings, now):
-        await db.delete(row)
-        await db.flush()
+        db.expunge(row)
+        await db.execute(delete(PortalSession).where(PortalSession.id_hash == row.id_hash))
         return None
-    row.last_seen_at = now
-    await db.flush()
+    if now - row.last_seen_at >= _touch_interval(settings):
+        await db.execute(
+            update(PortalSession)
+            .where(PortalSession.id_hash == row.id_hash)
+            .values(last_seen_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        db.expunge(row)
+        row.last_seen_at = now
     return row
 
 

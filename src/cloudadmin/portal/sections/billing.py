@@ -235,14 +235,10 @@ def _answer(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> Res
 
 @asynccontextmanager
 async def _read_connection(portal: Portal) -> AsyncIterator[AsyncConnection]:
-    """A read connection, as the API's list reads on: no transaction, its statements on
-    the driver (db/driver.py). The page's own transaction has only noted the session's
-    use; it is committed first, which gives its connection back, so that the request
-    still holds one pooled connection at a time (docs/access.md, "What a request
-    holds"); what the page reads changes nothing."""
-    await portal.db.commit()
-    async with app_state(portal.request.app).read_engine.connect() as conn:
-        yield conn
+    """The page's own connection: a page that reads runs without a transaction, as the
+    API's list does (portal/context.py), so the chart's statement runs on the driver
+    with nothing to commit first, and the request holds one pooled connection."""
+    yield await portal.db.connection()
 
 
 async def _found(portal: Portal, browse: Browse) -> dict[str, Any] | None:
