@@ -17,9 +17,11 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import URL
 
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, CallerKind
+from cloudadmin.billing.addendums import filters as addendum_filters
 from cloudadmin.db.models import (
     ActivityLogEntry,
     Branding,
@@ -41,7 +43,9 @@ from cloudadmin.iam.sign_in.credentials import (
     caller_of,
     check_password,
 )
+from cloudadmin.iam.users import manage as users_manage
 from cloudadmin.kit.crypto import verify_password
+from cloudadmin.kit.pagination import Paging
 from tests.portal.crawl import routes_with
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 
@@ -242,6 +246,20 @@ class TestWhatASellerSees:
             )
         with pytest.raises(PermissionDenied):
             await clients.request_deletion(session, actor, people.client_id)
+
+    async def test_reads_scoped_for_accounts_refuse_a_seller(
+        self, session: AsyncSession, people: People
+    ):
+        """The addendum list and the own-account users list are written for accounts:
+        a seller (whose account is its reseller's) is refused rather than shown its
+        reseller's rows."""
+        caller = await caller_of(session, await self._seller(session, people))
+        with pytest.raises(PermissionDenied):
+            addendum_filters.Scope.of(caller)
+        with pytest.raises(PermissionDenied):
+            await users_manage.list_users(
+                session, caller, Paging(limit=10, offset=0), URL("http://t/")
+            )
 
     async def test_the_users_section_is_not_a_sellers(
         self, client: httpx.AsyncClient, people: People

@@ -71,3 +71,11 @@ def require(caller: Caller, *kinds: CallerKind) -> None:
     if caller.is_operator or caller.kind in kinds:
         return
     raise PermissionDenied()
+
+
+def refuse_seller(caller: Caller) -> None:
+    """403 for a seller (docs/access.md, "The Admin Portal: sellers"): for the reads whose
+    scope is written for accounts, not for a seller's assigned clients, so that none of
+    them ever shows a seller its reseller's own rows."""
+    if caller.seller_id is not None:
+        raise PermissionDenied()

@@ -35,7 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.auth.scoping import tenant_clause
+from cloudadmin.auth.scoping import refuse_seller, tenant_clause
 from cloudadmin.billing.addendums.creation_days import utc_day
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.billing.addendums.tables import COUNTS, A, C
@@ -76,6 +76,7 @@ class Scope(Enum):
 
     @classmethod
     def of(cls, caller: Caller) -> Scope:
+        refuse_seller(caller)  # no scope here is a seller's (its assigned clients)
         if caller.is_operator:
             return cls.OPERATOR
         return cls.RESELLER if caller.is_reseller else cls.ACCOUNT

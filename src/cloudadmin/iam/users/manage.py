@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Actor, Caller, CallerKind
-from cloudadmin.auth.scoping import require
+from cloudadmin.auth.scoping import refuse_seller, require
 from cloudadmin.db.models import Client, User
 from cloudadmin.errors import Conflict, NotFound, PermissionDenied
 from cloudadmin.events import user_actions
@@ -58,7 +58,9 @@ async def soft_delete(
 
 
 async def list_users(session: AsyncSession, caller: Caller, page: Paging, url: URL) -> UserPage:
-    """The live users of the caller's own account, by id."""
+    """The live users of the caller's own account, by id (a seller's account is its
+    reseller's: refused)."""
+    refuse_seller(caller)
     total = await repository.count_account_users(session, caller.account_id)
     users = await repository.account_users_page(session, caller.account_id, page)
     account = await session.get(Client, caller.account_id)
