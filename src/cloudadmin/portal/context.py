@@ -26,7 +26,13 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
-from cloudadmin.errors import ApiError, InternalError, NotFound, PermissionDenied
+from cloudadmin.errors import (
+    ApiError,
+    InternalError,
+    NotFound,
+    PermissionDenied,
+    ValidationError,
+)
 from cloudadmin.iam.sign_in import sessions
 from cloudadmin.iam.sign_in.credentials import (
     PortalKind,
@@ -37,7 +43,7 @@ from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
 from cloudadmin.web.error_render import to_api_error
 from cloudadmin.web.request_log import LoggedRequest
-from cloudadmin.web.text_guard import check_request_text
+from cloudadmin.web.text_guard import unstorable
 
 log = logging.getLogger("cloudadmin.portal")
 
@@ -284,9 +290,10 @@ async def _respond(
     requested_at: Any,
 ) -> Response:
     try:
-        # Text no column can store (NUL, a lone surrogate) in the query or the path is
-        # the 400 page naming it, as the API answers it, before any statement sees it.
-        await check_request_text(request, json_body=False)
+        # Text no column can store (NUL, a lone surrogate) in the path is the 400 page
+        # naming it, as the API answers it, before any statement sees it; in the query,
+        # a list's filters, it is the field's message (forms.query_form).
+        refuse_unstorable_path(request)
         response = await handle(request)
     except PageAnswer as answer:
         await (db.commit() if answer.commit else db.rollback())
@@ -317,6 +324,12 @@ async def _respond(
         except Exception:  # the log must never turn an answer into a 500
             log.exception("could not write the activity log entry")
     return response
+
+
+def refuse_unstorable_path(request: Request) -> None:
+    for key, value in request.path_params.items():
+        if isinstance(value, str) and (message := unstorable(value)):
+            raise ValidationError(fields={key: [message]})
 
 
 def _failure_page(request: Request, exc: BaseException) -> Response:

@@ -61,7 +61,8 @@ class Form:
         return self
 
 
-def _bad_text(value: str) -> str | None:
+def text_problem(value: str) -> str | None:
+    """The message for a text no column can store, or longer than MAX_FIELD_CHARS."""
     if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
         return UNSTORABLE
     if len(value) > MAX_FIELD_CHARS:
@@ -81,12 +82,27 @@ async def read_form(request: Request) -> Form:
             if value.filename:
                 form.files[name] = value
             continue
-        problem = _bad_text(value)
+        problem = text_problem(value)
         if problem is not None:
             form.errors.setdefault(name, problem)
             value = ""
         form.lists.setdefault(name, []).append(value)
         form.values.setdefault(name, value)
+    return form
+
+
+def query_form(request: Request, *, max_chars: int = MAX_FIELD_CHARS) -> Form:
+    """A page's query string as a form (a list's filters): what was typed, each value cut
+    at ``max_chars``; a text no column can store is a field message already, as in
+    :func:`read_form`, and never reaches a statement."""
+    form = Form()
+    for name, value in request.query_params.multi_items():
+        problem = text_problem(name) or text_problem(value[:max_chars])
+        if problem is not None:
+            form.errors.setdefault(name if not text_problem(name) else FORM, problem)
+            continue
+        form.lists.setdefault(name, []).append(value[:max_chars])
+        form.values.setdefault(name, value[:max_chars])
     return form
 
 

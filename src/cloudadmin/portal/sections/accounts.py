@@ -1,7 +1,7 @@
 """The Accounts section (docs/portal.md, "Accounts"): the visible client accounts with
 the provider's quick filters, sortable columns and pages, saved filter presets per
 person, and the filtered list as a streamed CSV. One account's page, its creation,
-editing and deletion are in accounts_edit.py; its router is included here.
+editing and deletion are in accounts_edit.py (portal/routes.py puts its routes after these).
 
 Every read and change calls the API's own services (iam/clients, iam/users): the same
 rules and tenancy; a reseller sees its clients, an operator every account.
@@ -22,8 +22,7 @@ from cloudadmin.iam.clients.search import AccountSearch
 from cloudadmin.iam.sign_in import preferences
 from cloudadmin.portal.context import PREFIX, AdminPage, Portal, PortalRoute, see_other
 from cloudadmin.portal.csv_export import csv_download
-from cloudadmin.portal.forms import FORM, Form, read_form
-from cloudadmin.portal.sections import accounts_edit
+from cloudadmin.portal.forms import FORM, Form, query_form, read_form
 from cloudadmin.portal.sections.accounts_common import (
     NOTICES,
     PRODUCTS,
@@ -45,13 +44,12 @@ SHOWN = {
 
 def _query_form(portal: Portal) -> Form:
     """The list's query string as a form: what was typed, kept for the redisplay."""
-    form = Form()
-    for name, value in portal.request.query_params.multi_items():
-        form.values.setdefault(name, value)
-    return form
+    return query_form(portal.request)
 
 
 def _search_of(form: Form) -> AccountSearch | None:
+    if form.errors:  # a text no column can store (forms.query_form)
+        return None
     try:
         return AccountSearch.model_validate(form.values)
     except PydanticValidationError as invalid:
@@ -181,6 +179,3 @@ async def delete_accounts_preset(portal: AdminPage) -> Response:
     if len(kept) != len(presets):
         await preferences.put(portal.db, portal.user.principal, PRESETS, kept)
     return see_other(_link({}, notice="preset-deleted"))
-
-
-router.include_router(accounts_edit.router)

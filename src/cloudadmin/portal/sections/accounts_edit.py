@@ -32,8 +32,8 @@ from cloudadmin.portal.sections.accounts_common import (
 )
 from cloudadmin.web.idempotency import KeyClaim
 
-router = APIRouter(route_class=PortalRoute)
 BASE = f"{PREFIX}/accounts"
+router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
 
 LANGS = [("en", "English"), ("de", "German"), ("ru", "Russian"), ("zh", "Chinese"), ("az", "Azeri")]
 CREATE_FIELDS = (
@@ -192,8 +192,10 @@ async def _personal(portal: Portal, client_id: int) -> dict[str, bool]:
 
 @router.get("/{client_id}/edit")
 async def edit_account_form(client_id: str, portal: AdminPage) -> Response:
-    _changer(portal)
+    # Whether the account is visible first: another tenant's is the 404 page, for a
+    # seller too; then a seller's change is refused.
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
+    _changer(portal)
     form = Form(values=_edit_values(account, await _personal(portal, account.id)))
     return await _form_page(
         portal, f"Edit account {account.id}", "accounts/edit.html", form, account=account
@@ -227,8 +229,10 @@ def _changes(account: Client, form: Form) -> dict[str, Any]:
 @router.post("/{client_id}/edit")
 async def update_account(client_id: str, portal: AdminPage) -> Response:
     """The account's details (PATCH /iam/clients/{id}) and its product availability."""
-    _changer(portal)
+    # Whether the account is visible first: another tenant's is the 404 page, for a
+    # seller too; then a seller's change is refused.
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
+    _changer(portal)
     form = await read_form(portal.request)
     wanted = _wanted_availability(form)
     body = parse(ClientPatch, _changes(account, form), form)
@@ -251,14 +255,17 @@ async def update_account(client_id: str, portal: AdminPage) -> Response:
 
 @router.get("/{client_id}/delete")
 async def delete_account_form(client_id: str, portal: AdminPage) -> Response:
-    _changer(portal)
+    # Whether the account is visible first: another tenant's is the 404 page, for a
+    # seller too; then a seller's change is refused.
     account = await reads.get(portal.db, portal.caller, account_id(client_id))
+    _changer(portal)
     return portal.page(f"Delete account {account.id}", "accounts/delete.html", account=account)
 
 
 @router.post("/{client_id}/delete")
 async def delete_account(client_id: str, portal: AdminPage) -> Response:
     """Requests the account's deletion, as DELETE /iam/clients/{id}."""
+    account = await reads.get(portal.db, portal.caller, account_id(client_id))
     _changer(portal)
-    await clients.request_deletion(portal.db, portal.actor, account_id(client_id))
+    await clients.request_deletion(portal.db, portal.actor, account.id)
     return see_other(f"{BASE}?notice=deleted")

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from starlette.datastructures import QueryParams
 
 from cloudadmin.billing.addendums.schemas import DEFAULT_LIMIT, MAX_LIMIT, AddendumQuery
-from cloudadmin.portal.forms import FORM, Form, parse
+from cloudadmin.portal.forms import FORM, Form, parse, text_problem
 
 PAGING = ("limit", "offset", "ordering")
 PAGE = "page"
@@ -94,6 +94,10 @@ def read_browse(params: QueryParams) -> Browse:
         if name == PAGE:
             continue
         if not values:
+            continue
+        problem = next((found for v in values if (found := text_problem(v))), None)
+        if problem is not None:  # never reaches a statement
+            form.errors.setdefault(name, problem)
             continue
         form.lists[name] = values
         form.values[name] = ", ".join(values) if name in NUMBER_LISTS else values[-1]

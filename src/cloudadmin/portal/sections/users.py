@@ -1,6 +1,7 @@
 """The Users section (docs/portal.md, "Users"): every user the signed-in operator or
 reseller sees, searched by e-mail, name and account, and one user's name, language and
-group edited; the sellers' tab is users_sellers.py (its router is included here).
+group edited; the sellers' tab is users_sellers.py (portal/routes.py puts its routes
+before these: /users/sellers is not a user's id).
 
 The edit calls the API's own services: PATCH /iam/users/{userId} for the name and the
 language, PUT /iam/clients/{clientId}/client-users/{userId} for the group, with their
@@ -28,8 +29,7 @@ from cloudadmin.iam.users.schemas import User, UserPatch
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
-from cloudadmin.portal.forms import FORM, Form, errors_of, parse, read_form
-from cloudadmin.portal.sections import users_sellers
+from cloudadmin.portal.forms import FORM, Form, errors_of, parse, query_form, read_form
 
 BASE = f"{PREFIX}/users"
 PAGE_SIZE = 25
@@ -41,15 +41,11 @@ GROUP_CHOICES = [(str(gid), name) for gid, name in GROUPS.items()]
 NOTICES = {"saved": "The user was saved."}
 
 router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
-# The sellers' routes first: /users/sellers is not a user's id.
-router.include_router(users_sellers.router)
 
 
 def _query_form(portal: Portal) -> Form:
-    form = Form()
-    for name, value in portal.request.query_params.multi_items():
-        form.values.setdefault(name, value[:MAX_SEARCH])
-    return form
+    """The list's query string as a form: what was typed, kept for the redisplay."""
+    return query_form(portal.request, max_chars=MAX_SEARCH)
 
 
 def _page_number(form: Form) -> int:

@@ -26,7 +26,7 @@ from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
-from cloudadmin.portal.forms import FORM, Form, errors_of, parse, read_form
+from cloudadmin.portal.forms import FORM, Form, errors_of, parse, query_form, read_form
 from cloudadmin.web.idempotency import KeyClaim
 
 BASE = f"{PREFIX}/users/sellers"
@@ -42,7 +42,7 @@ NOTICES = {
     "deleted": "The seller was deleted.",
 }
 
-router = APIRouter(prefix="/sellers", route_class=PortalRoute, include_in_schema=False)
+router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
 
 
 def _tokens(portal: Portal) -> SetPasswordTokens:
@@ -66,10 +66,8 @@ def _seller_id(seller_id: int) -> int:
 
 
 def _query_form(portal: Portal) -> Form:
-    form = Form()
-    for name, value in portal.request.query_params.multi_items():
-        form.values.setdefault(name, value[:MAX_SEARCH])
-    return form
+    """The list's query string as a form: what was typed, kept for the redisplay."""
+    return query_form(portal.request, max_chars=MAX_SEARCH)
 
 
 def _link(filters: dict[str, str], page: int | None = None) -> str:
