@@ -172,7 +172,7 @@ NOT_IN_SDK: dict[Op, str] = {
 
 # Served paths that are not the API: no client calls them through the SDK.
 # The web consoles (the Admin Portal) answer HTML pages to browsers, not the API.
-CONSOLES = ("/portal/",)
+CONSOLES = ("/portal/", "/portal")
 NOT_API = {
     ("GET", "/healthz"),
     ("GET", "/readyz"),
