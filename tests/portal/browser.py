@@ -5,6 +5,7 @@ form as a person would, read what it shows, take a screenshot."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ FLAGS = [
     "--window-size=1200,800",
 ]
 TIMEOUT = 30.0
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 
 
 def chromium_path() -> str | None:
@@ -90,6 +92,18 @@ class Page:
             message=f"still false after {timeout} s: {expression}",
         )
 
+    def axe_problems(self) -> list[str]:
+        """Serious and critical violations axe-core (vendored: tests/portal/vendor/)
+        finds on the page, run through the driver: the page's Content-Security-Policy
+        allows no script of ours."""
+        self._driver.execute_script(AXE.read_text())
+        found: list[str] = self._driver.execute_script(
+            "return axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
+            ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
+        )
+        return found
+
     def choose_file(self, element_id: str, path: Path) -> None:
         self._driver.find_element(By.ID, element_id).send_keys(str(path))
 
@@ -100,25 +114,37 @@ class Page:
         """Types the values into the inputs with these ids, then clicks the form's
         button; waits for the page the answer shows. Should the page be replaced while
         typing (a redirect still landing), the fields are found and typed again."""
+
+        def find() -> WebElement:
+            for name, value in fields.items():
+                field = self._driver.find_element(By.ID, name)
+                field.clear()
+                field.send_keys(value)
+            return self._driver.find_element(By.CSS_SELECTOR, "main form button")
+
+        button = self._on_a_settled_page(find)
+        self._after(button.click)
+
+    def click(self, selector: str) -> None:
+        element = self._on_a_settled_page(
+            lambda: self._driver.find_element(By.CSS_SELECTOR, selector)
+        )
+        self._after(element.click)
+
+    def _on_a_settled_page(self, find: Callable[[], WebElement]) -> WebElement:
+        """``find()`` on the loaded page; should the page be replaced under it (a
+        redirect still landing), once more on the new one (at most three tries)."""
         for attempt in range(3):
             self._loaded()
             try:
-                for name, value in fields.items():
-                    field = self._driver.find_element(By.ID, name)
-                    field.clear()
-                    field.send_keys(value)
-                button = self._driver.find_element(By.CSS_SELECTOR, "main form button")
-                break
+                return find()
             except (StaleElementReferenceException, NoSuchElementException):
                 if attempt == 2:
                     raise
             except WebDriverException as exc:
                 if "does not belong to the document" not in str(exc) or attempt == 2:
                     raise
-        self._after(button.click)
-
-    def click(self, selector: str) -> None:
-        self._after(self._driver.find_element(By.CSS_SELECTOR, selector).click)
+        raise AssertionError("unreachable")
 
     def text(self) -> str:
         return str(self._driver.find_element(By.TAG_NAME, "body").text)

@@ -9,41 +9,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 import uuid
-from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import make_client
-from tests.portal.browser import TIMEOUT, Page
+from tests.portal.browser import Page
 from tests.portal.conftest import Portal, screenshot, sign_in
 
 pytestmark = pytest.mark.slow
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-
-
-def axe_problems(page: Page) -> list[str]:
-    """Serious and critical violations axe-core finds on the page (run through the
-    driver: the page's Content-Security-Policy allows no script of ours)."""
-    driver: Any = page._driver  # noqa: SLF001
-    driver.execute_script(AXE.read_text())
-    found: list[str] = driver.execute_script(
-        "return axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
-        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
-    )
-    return found
-
-
-def wait_for(page: Page, condition: str) -> None:
-    """Until the JavaScript ``condition`` holds in the page (htmx swaps in the
-    background)."""
-    deadline = time.monotonic() + TIMEOUT
-    while not page.evaluate(condition):
-        assert time.monotonic() < deadline, f"never: {condition}"
 
 
 def rows(page: Page) -> list[list[str]]:
@@ -86,23 +61,23 @@ def test_a_reseller_finds_creates_edits_and_deletes_accounts(page: Page, portal:
     # Filter: htmx swaps the table in and puts the filters in the address.
     set_value(page, "f-company", prefix.upper())
     page.evaluate("document.querySelector('#filters button').click()")
-    wait_for(page, "location.search.includes('company=')")
-    wait_for(page, "document.querySelectorAll('table.accounts tbody tr').length == 25")
+    page.wait_until("location.search.includes('company=')")
+    page.wait_until("document.querySelectorAll('table.accounts tbody tr').length == 25")
     assert "30 accounts, page 1 of 2" in page.text()
     assert rows(page)[0][1] == f"{prefix} 00"
 
     # Sort by company, descending (the column head twice), then the next page.
     page.evaluate("document.querySelector('th[aria-sort] a[href*=companyName]').click()")
     ascending = "th[aria-sort=ascending] a[href*='ordering=-companyName']"
-    wait_for(page, f"document.querySelector({json.dumps(ascending)}) !== null")
+    page.wait_until(f"document.querySelector({json.dumps(ascending)}) !== null")
     page.evaluate(f"document.querySelector({json.dumps(ascending)}).click()")
-    wait_for(page, "document.querySelector('th[aria-sort=descending]') !== null")
+    page.wait_until("document.querySelector('th[aria-sort=descending]') !== null")
     assert rows(page)[0][1] == f"{prefix} 29"
     page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, "portal-accounts")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.evaluate("document.querySelector('a[rel=next]').click()")
-    wait_for(page, "document.body.innerText.includes('page 2 of 2')")
+    page.wait_until("document.body.innerText.includes('page 2 of 2')")
     assert [r[1] for r in rows(page)] == [f"{prefix} {n:02d}" for n in range(4, -1, -1)]
     assert "ordering=-companyName" in page.evaluate("location.search")
 
@@ -114,13 +89,13 @@ def test_a_reseller_finds_creates_edits_and_deletes_accounts(page: Page, portal:
     # A bad filter: the whole page, with the field's message and what was typed.
     set_value(page, "f-id", "abc")
     page.evaluate("document.querySelector('#filters button').click()")
-    wait_for(page, "document.getElementById('e-id') !== null")
+    page.wait_until("document.getElementById('e-id') !== null")
     assert page.evaluate("document.getElementById('f-id').value") == "abc"
     # The list's ordering (in the swapped part, outside the form) went with the filters.
     assert "ordering=-companyName" in page.evaluate("location.search")
     set_value(page, "f-id", "")
     page.evaluate("document.querySelector('#filters button').click()")
-    wait_for(page, "document.querySelectorAll('table.accounts tbody tr').length == 25")
+    page.wait_until("document.querySelectorAll('table.accounts tbody tr').length == 25")
 
     # Save the filters as a preset, clear them, apply the preset.
     set_value(page, "f-preset_name", f"{prefix} only")
@@ -134,7 +109,7 @@ def test_a_reseller_finds_creates_edits_and_deletes_accounts(page: Page, portal:
 
     # Create an account with its first user.
     page.click("a[href='/portal/accounts/new']")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     set_value(page, "f-product_CDN", "false")
     company = f"{prefix} New"
     page.fill_and_submit(
@@ -149,13 +124,13 @@ def test_a_reseller_finds_creates_edits_and_deletes_accounts(page: Page, portal:
     assert company in page.evaluate("document.querySelector('h1').textContent")
     assert "Nia New" in page.text()
     screenshot(page, "portal-account")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
 
     # Edit it: a refusal first (kept as typed), then a change.
     page.click("a[href$='/edit']")
     page.fill_and_submit({"f-companyName": " "})
     assert "The form was not accepted" in page.text()
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     # The refusal's own 400 is all the console says (reading the log empties it).
     assert [p for p in page.console_problems() if "status of 400" not in p] == []
     page.fill_and_submit({"f-companyName": f"{prefix} Renamed", "f-custom_id": "X-1"})
@@ -164,12 +139,12 @@ def test_a_reseller_finds_creates_edits_and_deletes_accounts(page: Page, portal:
 
     # Delete it.
     page.click("a[href$='/delete']")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.click("main form button")
     assert "The account was deleted." in page.text()
     set_value(page, "f-company", f"{prefix} Renamed")
     page.evaluate("document.querySelector('#filters button').click()")
-    wait_for(page, "document.body.innerText.includes('No account matches the filters.')")
+    page.wait_until("document.body.innerText.includes('No account matches the filters.')")
 
     # Another tenant's account: the 404 page.
     page.open(portal.url(f"/portal/accounts/{people.other_client_id}"))

@@ -41,7 +41,6 @@ from tests.portal.people import PASSWORD
 
 pytestmark = pytest.mark.slow
 
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 HEADER_SECRET = "Bearer browser-hook-s3cret"
 KINDS = ["operator", "reseller"]
 
@@ -88,19 +87,6 @@ def until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) ->
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
-
-
-def axe_problems(page: Page) -> list[str]:
-    """Serious and critical violations axe-core finds on the page (run through the
-    driver: the page's Content-Security-Policy allows no script of ours)."""
-    driver = driver_of(page)
-    driver.execute_script(AXE.read_text())
-    found: list[str] = driver.execute_script(
-        "return axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
-        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
-    )
-    return found
 
 
 def account_of(portal: Portal, kind: str) -> int:
@@ -171,7 +157,7 @@ def test_filter_the_log_choose_columns_open_a_record_and_download_the_csv(
     )
     assert "Host" in heads and "Requested at" not in heads and "Path" in heads
     assert row_ids(page) == sorted(made, reverse=True)
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     if kind == "operator":
         page.evaluate("document.getElementById('activity-results').scrollIntoView()")
         screenshot(page, "portal-activity")
@@ -199,7 +185,7 @@ def test_filter_the_log_choose_columns_open_a_record_and_download_the_csv(
     page.click(f'#activity-results a[href="/portal/activity/{max(made)}"]')
     assert page.evaluate("document.querySelector('h1').textContent") == f"Request {max(made)}"
     assert marker in page.text() and "198.51.100.9" in page.text()
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.click("main p a")  # Back to the list, its filters kept
     assert "path=" in page.evaluate("location.search")
     assert row_ids(page) == sorted(made, reverse=True)
@@ -326,7 +312,7 @@ def test_the_events_page_shows_a_failing_webhook_and_retries_it_now(
         assert refused_status(500) in text and "in 10 min" in text
         assert "header X-Hook-Auth: ***" in text and url in text
         assert HEADER_SECRET not in page.text()
-        assert axe_problems(page) == []
+        assert page.axe_problems() == []
         if kind == "operator":
             page.evaluate("document.getElementById('h-webhook').scrollIntoView()")
             screenshot(page, "portal-events")
@@ -345,7 +331,7 @@ def test_the_events_page_shows_a_failing_webhook_and_retries_it_now(
         # The user-action feed shows the action of the account.
         page.click('a[href="/portal/events/actions"]')
         assert "Browser shop" in page.text()
-        assert axe_problems(page) == []
+        assert page.axe_problems() == []
         assert page.console_problems() == []
     finally:
 

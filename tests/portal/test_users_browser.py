@@ -13,8 +13,6 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import select, update
@@ -30,20 +28,6 @@ from tests.portal.people import PASSWORD
 pytestmark = pytest.mark.slow
 
 SELLER_PASSWORD = "Amber-Falcon-Ledger-58"
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-
-
-def axe_problems(page: Page) -> list[str]:
-    """Serious and critical violations axe-core finds on the page (run through the
-    driver: the page's Content-Security-Policy allows no script of ours)."""
-    driver: Any = page._driver  # noqa: SLF001
-    driver.execute_script(AXE.read_text())
-    found: list[str] = driver.execute_script(
-        "return axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
-        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
-    )
-    return found
 
 
 @dataclass(frozen=True)
@@ -93,14 +77,6 @@ def arrange_shop(portal: Portal) -> Shop:
     return portal.arrange(make)
 
 
-def wait_for(page: Page, condition: str) -> None:
-    """Until the JavaScript ``condition`` holds in the page (htmx swaps in the
-    background)."""
-    deadline = time.monotonic() + TIMEOUT
-    while not page.evaluate(condition):
-        assert time.monotonic() < deadline, f"never: {condition}"
-
-
 def mailed_link(portal: Portal, email: str) -> str:
     """The set-password link of the first mail to ``email`` (the dispatcher sends it)."""
     deadline = time.monotonic() + TIMEOUT
@@ -129,12 +105,12 @@ def test_a_seller_is_invited_sets_its_password_signs_in_and_is_blocked(page: Pag
     page.open(portal.url("/portal/users/sellers"))
     page.click("a.action")  # Add seller
     assert page.evaluate("location.pathname") == "/portal/users/sellers/new"
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.fill_and_submit({"f-full_name": "Ines Invited", "f-email": seller_email})
     assert "The seller was added and its invitation mailed." in page.text()
     assert "Not activated" in page.text()
     screenshot(page, "portal-users-sellers")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     assert page.console_problems() == []
 
     seller_id = portal.arrange(
@@ -149,7 +125,7 @@ def test_a_seller_is_invited_sets_its_password_signs_in_and_is_blocked(page: Pag
     page.forget_cookies()
     page.open(link)
     assert "Set your password" in page.text()
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.fill_and_submit({"f-password": SELLER_PASSWORD, "f-password_again": SELLER_PASSWORD})
     assert "Your password is set" in page.text()
 
@@ -185,14 +161,14 @@ def test_users_are_searched_and_edited(page: Page, portal: Portal):
     page.evaluate(f"{field}.value = {json.dumps(shop.user_email)}")
     page.evaluate("document.querySelector('#user-search button').click()")
     # htmx swaps the results and pushes the address: no page load.
-    wait_for(page, "document.querySelectorAll('table.users tbody tr').length === 1")
-    wait_for(page, "location.search.includes('email=')")
+    page.wait_until("document.querySelectorAll('table.users tbody tr').length === 1")
+    page.wait_until("location.search.includes('email=')")
     assert shop.user_email in page.text()
     screenshot(page, "portal-users")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     page.click("table.users tbody a")
     assert page.evaluate("location.pathname") == f"/portal/users/{shop.user_id}"
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     select_option(page, "f-lang", "de")
     select_option(page, "f-group", "5")
     page.fill_and_submit({"f-name": "Pat Renamed"})
@@ -207,7 +183,7 @@ def test_users_are_searched_and_edited(page: Page, portal: Portal):
         "true"
     )
     assert portal.arrange(lambda s: _user(s, shop.user_id)) == saved
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     assert page.console_problems() == []
 
 

@@ -32,22 +32,6 @@ def wait_until(page: Page, condition: str) -> None:
     WebDriverWait(driver, TIMEOUT).until(lambda d: d.execute_script(f"return !!({condition})"))
 
 
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-
-
-def axe_problems(page: Page) -> list[str]:
-    """Serious and critical violations axe-core finds on the page (run through the
-    driver: the page's Content-Security-Policy allows no script of ours)."""
-    driver: Any = page._driver  # noqa: SLF001
-    driver.execute_script(AXE.read_text())
-    found: list[str] = driver.execute_script(
-        "return axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
-        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
-        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))"
-    )
-    return found
-
-
 def type_into(page: Page, element_id: str, value: str) -> None:
     field = page._driver.find_element(By.ID, element_id)  # noqa: SLF001
     field.clear()
@@ -119,7 +103,7 @@ def test_a_reseller_uploads_a_logo_previews_its_colours_and_saves(
     assert stored["colors"] == {"header": "#0b3d91", "headerText": "#ffffff", "primary": "#e4572e"}
     assert stored["brandName"] == "Acme Cloud" and stored["supportEmail"] == "help@acme.example"
     screenshot(page, "portal-vendor")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     assert page.console_problems() == []
 
 
@@ -141,7 +125,7 @@ def test_a_reseller_sends_a_test_mail_and_manages_notification_settings(page: Pa
     assert f"A test mail was sent to {email}" in page.text()
     mails = [m for m in portal.mailbox.messages[sent_before:] if m["to"] == [email]]
     assert [m["subject"].startswith("Test mail from ") for m in mails] == [True]
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
 
     # Notification settings: the list is the reseller's own.
     page.open(portal.url("/portal/vendor/notifications"))
@@ -156,7 +140,7 @@ def test_a_reseller_sends_a_test_mail_and_manages_notification_settings(page: Pa
         f".find(r => r.textContent.includes('{address}'))"
     )
     assert "Enabled" in page.evaluate(f"{row}.textContent")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
 
     # Disable and delete through htmx: the list is swapped, the page stays.
     page.evaluate(f"{row}.querySelector('form[action$=\"/disable\"] button').click()")
