@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tests.billing.helpers import addendum_row, insert_addendums
 from tests.portal.browser import TIMEOUT, Page
 from tests.portal.conftest import Portal, screenshot, sign_in
-from tests.portal.test_activity_events_browser import axe_problems, driver_of
+from tests.portal.test_activity_events_browser import driver_of
 
 pytestmark = pytest.mark.slow
 
@@ -124,7 +124,7 @@ def test_a_reseller_filters_orders_pages_downloads_and_charts_addendums(page: Pa
     click(page, ".pager a:last-child")
     wait_for(page, "document.body.innerText.includes('page 3 of 3')")
     assert table_ids(page) == by_creation[50:]
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
 
     # The CSV: every row of the filtered list, in its order.
     text = page.evaluate("fetch(document.querySelector('a[download]').href).then(r => r.text())")
@@ -145,6 +145,6 @@ def test_a_reseller_filters_orders_pages_downloads_and_charts_addendums(page: Pa
         ".map(td => td.textContent.trim())"
     )
     assert len(figures) == 12 and figures[-1] == str(COUNT)  # all active this month
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     tall(page, "portal-billing-chart")
     assert page.console_problems() == []

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.db.models import Addendum, Client
 from tests.portal.browser import TIMEOUT, Page
 from tests.portal.conftest import Portal, screenshot
-from tests.portal.test_activity_events_browser import axe_problems, driver_of, sign_in
+from tests.portal.test_activity_events_browser import driver_of, sign_in
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +96,7 @@ def test_a_reseller_requests_a_report_and_downloads_it_when_ready(page: Page, po
     assert "Ready" in listed and "Generating" not in listed
     page.evaluate("window.scrollTo(0, document.querySelector('main').offsetTop - 8)")
     screenshot(page, "portal-reports")
-    assert axe_problems(page) == []
+    assert page.axe_problems() == []
     assert page.console_problems() == []
     text = page.evaluate(
         "fetch(document.querySelector('#reports a[href$=\"/download\"]').href).then(r => r.text())"
