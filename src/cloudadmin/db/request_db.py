@@ -21,6 +21,10 @@ class RequestDatabase(Protocol):
 
     async def connection(self) -> AsyncConnection: ...
 
+    def bound_session(self) -> AsyncSession:
+        """The session, opened now on the connection already checked out (a read's
+        ``connection()`` was awaited first)."""
+
     async def commit(self) -> None: ...
 
     async def rollback(self) -> None: ...
@@ -43,6 +47,9 @@ class ChangeDatabase:
 
     async def connection(self) -> AsyncConnection:
         return await self._session.connection()
+
+    def bound_session(self) -> AsyncSession:
+        return self._session
 
     async def commit(self) -> None:
         await self._session.commit()
@@ -71,6 +78,15 @@ class ReadDatabase:
     async def session(self) -> AsyncSession:
         if self._session is None:
             self._session = self._maker(bind=await self.connection())
+        return self._session
+
+    def bound_session(self) -> AsyncSession:
+        if self._session is None:
+            if self._conn is None:
+                raise RuntimeError(
+                    "a read's session is bound to its connection: check it out first"
+                )
+            self._session = self._maker(bind=self._conn)
         return self._session
 
     async def connection(self) -> AsyncConnection:

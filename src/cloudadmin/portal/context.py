@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Annotated, Any
 
 from fastapi import Depends
@@ -37,8 +38,8 @@ from cloudadmin.iam.sign_in import sessions
 from cloudadmin.iam.sign_in.credentials import (
     PortalKind,
     PortalUser,
-    signed_in,
 )
+from cloudadmin.iam.sign_in.signed_in import signed_in
 from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
 from cloudadmin.web.error_render import to_api_error
@@ -87,12 +88,19 @@ class Portal:
     render (the CSRF token, the navigation)."""
 
     request: Request
-    db: AsyncSession
+    database: RequestDatabase
     user: PortalUser
     caller: Caller
     csrf_token: str
     session_id: str
     values: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def db(self) -> AsyncSession:
+        """The request's ORM session, opened on first use on the request's connection: a
+        page whose services run on the connection alone (the addendum browser) never
+        pays for one."""
+        return self.database.bound_session()
 
     @property
     def actor(self) -> Actor:
@@ -177,20 +185,19 @@ async def signed_in_user(request: Request, kinds: frozenset[PortalKind]) -> Port
     CSRF token (before anything is written), the "not here" page for a user the page
     does not serve."""
     settings = app_state(request.app).settings
-    db = await _database(request).session()
+    database = _database(request)
     session_id = request.cookies.get(SESSION_COOKIE, "")
-    row = await sessions.current(db, session_id, settings)
-    found = None if row is None else await signed_in(db, row)
-    if row is None or found is None:
+    found = await signed_in(await database.connection(), session_id, settings, database.session)
+    if found is None:
         target = f"{PREFIX}/sign-in"
         if request.method in _READS and request.url.path != f"{PREFIX}/":
             target += "?" + _next_param(request)
         raise PageAnswer(see_other(target), commit=True)
+    row, user = found.session, found.user
     if request.method not in _READS and not sessions.csrf_valid(
         row, await _presented_csrf(request)
     ):
         raise PageAnswer(forbidden_form())
-    user, caller = found
     if user.kind not in kinds:
         content = fragment("not_here.html", email=user.email)
         raise PageAnswer(
@@ -202,8 +209,8 @@ async def signed_in_user(request: Request, kinds: frozenset[PortalKind]) -> Port
                 navigation=navigation.render(user, row.csrf_token, request.url.path),
             )
         )
-    request.state.caller = caller
-    return Portal(request, db, user, caller, row.csrf_token, session_id)
+    request.state.caller = found.caller
+    return Portal(request, database, user, found.caller, row.csrf_token, session_id)
 
 
 def _next_param(request: Request) -> str:

@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.db.models.accounts import Client, User, user_groups
-from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.db.models.sellers import Seller
+from cloudadmin.iam.sign_in.session_row import SessionRow
 from cloudadmin.kit.crypto import hash_password, verify_password
 
 
@@ -110,7 +110,7 @@ async def seller_of(db: AsyncSession, seller_id: int) -> PortalUser | None:
     return None if found is None else _seller(found)
 
 
-async def user_of_session(db: AsyncSession, row: PortalSession) -> PortalUser | None:
+async def user_of_session(db: AsyncSession, row: SessionRow) -> PortalUser | None:
     """Who a live session signs in, if they still may sign in (a seller blocked or
     deleted meanwhile may not)."""
     if row.seller_id is not None:
@@ -217,45 +217,3 @@ async def caller_of(db: AsyncSession, user: PortalUser) -> Caller:
         account_type=account_type,
         account_reseller_id=reseller_id,
     )
-
-
-async def signed_in(db: AsyncSession, row: PortalSession) -> tuple[PortalUser, Caller] | None:
-    """Who a live session signs in and the same person as a Caller, in one statement
-    (every page asks, on every request); None when they may no longer sign in."""
-    if row.seller_id is not None:
-        user = await seller_of(db, row.seller_id)
-        return None if user is None else (user, await caller_of(db, user))
-    if row.user_id is None:
-        return None
-    found = (
-        await db.execute(
-            select(
-                User.id, User.email, User.name, User.superuser,
-                Client.id, Client.client_type, Client.reseller_id, user_groups.c.group_id,
-            )
-            .join(Client, Client.id == User.client_id)
-            .outerjoin(user_groups, user_groups.c.user_id == User.id)
-            .where(User.id == row.user_id, ~User.deleted, User.is_active, ~Client.deleted)
-        )
-    ).all()  # fmt: skip
-    if not found:
-        return None
-    user_id, email, name, superuser, account_id, account_type, reseller_id, _ = found[0]
-    if superuser:
-        kind = PortalKind.operator
-    elif account_type == "reseller":
-        kind = PortalKind.reseller
-    else:
-        kind = PortalKind.client
-    user = PortalUser(user_id, email, name or email, kind)
-    caller = Caller(
-        user_id=user_id,
-        user_email=email,
-        superuser=kind is PortalKind.operator,
-        group_ids=frozenset(r[7] for r in found if r[7] is not None),
-        key_id=None,
-        account_id=account_id,
-        account_type=account_type,
-        account_reseller_id=reseller_id,
-    )
-    return user, caller

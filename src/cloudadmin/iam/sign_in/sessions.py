@@ -11,22 +11,25 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cloudadmin.config import Settings
+from cloudadmin.db import driver
 from cloudadmin.db.models.portal import PortalSession
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.sign_in.credentials import PortalUser
+from cloudadmin.iam.sign_in.session_row import SessionRow
 
 # A session's last use is written again once it is this old (see _touch_interval).
 TOUCH_INTERVAL = timedelta(minutes=1)
 
 
-def _digest(session_id: str) -> str:
+def digest(session_id: str) -> str:
+    """The key of the session a cookie's id names."""
     return hashlib.sha256(session_id.encode()).hexdigest()
 
 
@@ -45,7 +48,7 @@ async def start(db: AsyncSession, user: PortalUser) -> Started:
     now = utcnow()
     db.add(
         PortalSession(
-            id_hash=_digest(session_id),
+            id_hash=digest(session_id),
             user_id=None if user.seller_id is not None else user.user_id,
             seller_id=user.seller_id,
             csrf_token=csrf_token,
@@ -57,7 +60,7 @@ async def start(db: AsyncSession, user: PortalUser) -> Started:
     return Started(session_id, csrf_token)
 
 
-def _expired(row: PortalSession, settings: Settings, now: datetime) -> bool:
+def _expired(row: SessionRow, settings: Settings, now: datetime) -> bool:
     idle = timedelta(minutes=settings.portal_session_idle_minutes)
     lifetime = timedelta(hours=settings.portal_session_lifetime_hours)
     return now - row.last_seen_at > idle or now - row.created_at > lifetime
@@ -69,42 +72,59 @@ def _touch_interval(settings: Settings) -> timedelta:
     return min(TOUCH_INTERVAL, timedelta(minutes=settings.portal_session_idle_minutes) / 4)
 
 
-async def current(
-    db: AsyncSession, session_id: str | None, settings: Settings
-) -> PortalSession | None:
-    """The live session the cookie names, its use noted (at most once per
-    ``_touch_interval``); an expired one is deleted. Core statements, not ORM changes:
-    a page that only reads runs without a transaction (portal/context.py), and each of
-    these commits on its own there."""
-    if not session_id:
-        return None
-    row = await db.get(PortalSession, _digest(session_id))
-    if row is None:
-        return None
+# The session's columns, in SessionRow's order: the lookups unpack them by position.
+SESSION_COLUMNS = (
+    PortalSession.id_hash,
+    PortalSession.user_id,
+    PortalSession.seller_id,
+    PortalSession.csrf_token,
+    PortalSession.created_at,
+    PortalSession.last_seen_at,
+)
+_SESSION = driver.Static(
+    select(*SESSION_COLUMNS).where(PortalSession.id_hash == bindparam("id_hash"))
+)
+
+
+async def kept(conn: AsyncConnection, row: SessionRow, settings: Settings) -> SessionRow | None:
+    """The session if it is still live, its use noted (at most once per
+    ``_touch_interval``); an expired one is deleted. Statements of their own on the
+    request's connection: a page that only reads runs without a transaction
+    (portal/context.py), and each of these commits on its own there."""
     now = utcnow()
     if _expired(row, settings, now):
-        db.expunge(row)
-        await db.execute(delete(PortalSession).where(PortalSession.id_hash == row.id_hash))
+        await conn.execute(delete(PortalSession).where(PortalSession.id_hash == row.id_hash))
         return None
     if now - row.last_seen_at >= _touch_interval(settings):
-        await db.execute(
+        await conn.execute(
             update(PortalSession)
             .where(PortalSession.id_hash == row.id_hash)
             .values(last_seen_at=now)
-            .execution_options(synchronize_session=False)
         )
-        db.expunge(row)
-        row.last_seen_at = now
+        row = replace(row, last_seen_at=now)
     return row
 
 
-def csrf_valid(row: PortalSession, presented: str | None) -> bool:
+async def current(
+    db: AsyncSession, session_id: str | None, settings: Settings
+) -> SessionRow | None:
+    """The live session the cookie names (``kept``)."""
+    if not session_id:
+        return None
+    conn = await db.connection()
+    rows = await driver.fetch(conn, _SESSION, {"id_hash": digest(session_id)})
+    if not rows:
+        return None
+    return await kept(conn, SessionRow(*rows[0]), settings)
+
+
+def csrf_valid(row: SessionRow, presented: str | None) -> bool:
     return bool(presented) and hmac.compare_digest(row.csrf_token, presented or "")
 
 
 async def end(db: AsyncSession, session_id: str) -> None:
     """Signing out: the session's row is deleted."""
-    await db.execute(delete(PortalSession).where(PortalSession.id_hash == _digest(session_id)))
+    await db.execute(delete(PortalSession).where(PortalSession.id_hash == digest(session_id)))
 
 
 async def end_other_sessions(db: AsyncSession, user_id: int, keep: str | None) -> int:
@@ -112,7 +132,7 @@ async def end_other_sessions(db: AsyncSession, user_id: int, keep: str | None) -
     them). For a password change and "sign out the others"; how many ended."""
     rows = select(PortalSession.id_hash).where(PortalSession.user_id == user_id)
     if keep is not None:
-        rows = rows.where(PortalSession.id_hash != _digest(keep))
+        rows = rows.where(PortalSession.id_hash != digest(keep))
     ended = list((await db.execute(rows)).scalars())
     if ended:
         await db.execute(delete(PortalSession).where(PortalSession.id_hash.in_(ended)))

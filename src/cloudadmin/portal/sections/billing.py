@@ -238,7 +238,7 @@ async def _read_connection(portal: Portal) -> AsyncIterator[AsyncConnection]:
     """The page's own connection: a page that reads runs without a transaction, as the
     API's list does (portal/context.py), so the chart's statement runs on the driver
     with nothing to commit first, and the request holds one pooled connection."""
-    yield await portal.db.connection()
+    yield await portal.database.connection()
 
 
 async def _found(portal: Portal, browse: Browse) -> dict[str, Any] | None:
@@ -246,7 +246,7 @@ async def _found(portal: Portal, browse: Browse) -> dict[str, Any] | None:
     service refuses it (an unknown ordering field)."""
     if browse.query is None:
         return None
-    conn = await portal.db.connection()
+    conn = await portal.database.connection()
     try:
         body = await service.list_addendums(
             conn, portal.caller, browse.query, url=portal.request.url
