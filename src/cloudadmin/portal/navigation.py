@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markupsafe import Markup
 
@@ -53,11 +54,18 @@ def current_section(path: str) -> str | None:
 
 
 def render(user: PortalUser, csrf_token: str, path: str) -> Markup:
+    return _rendered(user.email, user.kind, csrf_token, current_section(path))
+
+
+# Every page renders the navigation, and one person's is the same on every page of a
+# section: kept rendered for the sessions in use (bounded; a process's own memo).
+@lru_cache(maxsize=1024)
+def _rendered(email: str, kind: PortalKind, csrf_token: str, current: str | None) -> Markup:
     return fragment(
         "navigation.html",
         csrf_token=csrf_token,
-        email=user.email,
-        kind=user.kind.value,
-        sections=sections_of(user.kind) if user.kind is not PortalKind.client else [],
-        current=current_section(path),
+        email=email,
+        kind=kind.value,
+        sections=sections_of(kind) if kind is not PortalKind.client else [],
+        current=current,
     )

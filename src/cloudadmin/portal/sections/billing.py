@@ -37,7 +37,7 @@ from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
 from cloudadmin.portal.csv_export import csv_text_download
 from cloudadmin.portal.forms import FORM, errors_of
 from cloudadmin.portal.pages import fragment
-from cloudadmin.portal.sections import billing_chart
+from cloudadmin.portal.sections import billing_chart, billing_table
 from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
 
 router = APIRouter(prefix=f"{PREFIX}/billing", route_class=PortalRoute, include_in_schema=False)
@@ -71,15 +71,6 @@ MORE = (
     "created_on",
 )
 PRODUCT_CHOICES = sorted(PRODUCTS.values())
-SORTABLE = {
-    "id": "ID",
-    "client_id": "Client",
-    "product_name": "Product",
-    "plan_name": "Plan",
-    "active_range_start": "Active from",
-    "active_range_end": "Active until",
-    "created_at": "Created",
-}
 
 
 def _wants_part(portal: Portal) -> bool:
@@ -93,38 +84,6 @@ def _relative(link: str | None) -> str:
         return ""
     parts = urlsplit(link)
     return f"{parts.path}?{parts.query}" if parts.query else parts.path
-
-
-def shown_instant(text: str | None) -> str:
-    """An instant of the list ('2025-05-15T12:00:00Z') as the table shows it."""
-    if not text:
-        return ""
-    return text.replace("T", " ").removesuffix("Z")
-
-
-def _row(item: dict[str, Any]) -> tuple[Any, ...]:
-    """One addendum of the service's page as the table's cells (plain values: the
-    template reads them by position, the cheapest lookup Jinja has)."""
-    active = item["active_range"]
-    start, end, created = active["start"], active["end"], item["created_at"]
-    product = item["product"]
-    return (
-        item["id"],
-        item["client_id"],
-        item["client"]["company_name"] or str(item["client_id"]),
-        product["name"],
-        product["internal_name"],
-        item["plan"]["name"],
-        item["status"],
-        item.get("status_at_active_at", ""),
-        item["currency"]["char_code"],
-        start,
-        shown_instant(start),
-        end or "",
-        shown_instant(end),
-        created,
-        shown_instant(created),
-    )
 
 
 def _sort_key(browse: Browse) -> str:
@@ -176,9 +135,6 @@ def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -
         "form": browse.form,
         "browse": browse,
         "found": found,
-        "ordering": _sort_key(browse),
-        "sort_link": lambda key: browse.link(BASE, offset=None, ordering=key),
-        "sortable": SORTABLE,
         "csv_link": browse.link(f"{BASE}/export.csv", paging=False),
         "chart_link": browse.link(f"{BASE}/chart", paging=False, ordering=None),
         "active_at": browse.query.active_at if browse.query else None,
@@ -189,7 +145,12 @@ def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -
         page = browse.offset // limit + 1
         values |= {
             "count": count,
-            "rows": [_row(item) for item in found["results"]],
+            "rows": billing_table.rows(found["results"], active_at=bool(values["active_at"])),
+            "heads": billing_table.heads(
+                _sort_key(browse),
+                lambda key: browse.link(BASE, offset=None, ordering=key),
+                active_at=bool(values["active_at"]),
+            ),
             "page": page,
             "pages": pages,
             "next": _relative(found["next"]),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -68,9 +69,15 @@ class Browse:
             if values["limit"] == DEFAULT_LIMIT:
                 values["limit"] = None
         values |= changes
-        pairs = list(self.filters)
-        pairs += [(k, str(v)) for k, v in values.items() if v not in (None, "", 0)]
-        return f"{path}?{urlencode(pairs)}" if pairs else path
+        rest = urlencode([(k, str(v)) for k, v in values.items() if v not in (None, "", 0)])
+        query = "&".join(part for part in (self.encoded_filters, rest) if part)
+        return f"{path}?{query}" if query else path
+
+    @cached_property
+    def encoded_filters(self) -> str:
+        """The filters as a query string, encoded once for the dozen links of a page
+        (read_browse has set them before any link is made)."""
+        return urlencode(self.filters)
 
     @property
     def filtered(self) -> bool:
