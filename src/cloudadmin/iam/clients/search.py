@@ -126,12 +126,20 @@ def _statement(caller: Caller, search: AccountSearch, dialect: str, columns: Seq
     q = search.list_query()
     where = [listing._scope(caller), *listing._sql_conditions(q), *search.conditions()]
     order = listing._order(q, dialect)
-    row_columns = [*listing._row_columns(q), Client.email]
+    row_columns = [*listing._row_columns(q), *([Client.email] if search.email else [])]
     return q, select(Client.id, *row_columns, *columns).where(*where).order_by(*order)
 
 
+def _in_python(q: ClientListQuery, search: AccountSearch) -> bool:
+    """Whether a filter is matched in Python (caseless text), so that the rows must be
+    looked at one by one; without one, every row of the statement matches."""
+    return search.email is not None or bool(listing._row_columns(q))
+
+
 def _matches(q: ClientListQuery, search: AccountSearch, row: Any) -> bool:
-    return listing._row_matches(q, row) and search.email_matches(row.email)
+    # The row has an e-mail only when the search filters by one (_statement).
+    email_ok = search.email is None or search.email_matches(row.email)
+    return email_ok and listing._row_matches(q, row)
 
 
 async def matching_ids(session: AsyncSession, caller: Caller, search: AccountSearch) -> list[int]:
@@ -141,7 +149,10 @@ async def matching_ids(session: AsyncSession, caller: Caller, search: AccountSea
     require(caller, *LISTERS)
     dialect = session.get_bind().dialect.name
     q, stmt = _statement(caller, search, dialect, ())
-    return [row.id for row in (await session.execute(stmt)).all() if _matches(q, search, row)]
+    rows = (await session.execute(stmt)).all()
+    if _in_python(q, search):
+        return [row.id for row in rows if _matches(q, search, row)]
+    return [row.id for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +222,7 @@ async def _streamed(
     conn: AsyncConnection, q: ClientListQuery, search: AccountSearch, stmt: Any
 ) -> AsyncIterator[tuple[Any, ...]]:
     result = await conn.stream(stmt.execution_options(yield_per=EXPORT_CHUNK))
+    look = _in_python(q, search)
     async for row in result:
-        if _matches(q, search, row):
+        if not look or _matches(q, search, row):
             yield tuple(getattr(row, f"x_{name}") for name, _ in EXPORT_COLUMNS)
