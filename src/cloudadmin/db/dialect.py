@@ -1,8 +1,25 @@
-"""The SQL that differs between SQLite and PostgreSQL: bulk loading, notifications, the
-dispatcher's advisory lock and the read log's commit.
+"""SQL spelled per database that more than one domain needs, or that is the database's
+own machinery rather than a domain's query: an upsert, an INSERT that does not wait for
+its commit to reach the disk, text in code point order, sequences moved past explicit
+ids, NOTIFY, the arguments of a connection of our own (LISTEN, session advisory locks),
+and bulk loading (COPY; indexes and constraints set aside and restored).
 
-Everything else runs unchanged on both; this module is the one place to look
-when a statement must be spelled per database.
+A branch on the database may also live, and only, in (docs/architecture.md, "Where
+dialect code lives"):
+
+- the rest of db/: how values and statements reach each driver (types.py, driver.py,
+  engine.py) and schema objects one database alone has (a model's ``ddl_if``, migrations);
+- the domain module that owns the one statement or behaviour it spells, when no other
+  domain needs it: a repository's or query module's faster or only spelling on one
+  database (the addendum list's arrays, trigram lookup and JSON projection, the monthly
+  report's day arithmetic, an export's server-side cursor), and a choice of how rather
+  than what (the activity log batching reads' rows, the dispatcher's lock, SKIP LOCKED
+  and LISTEN in events/). Beside its statement, the branch changes with it, and the
+  tests run it on both databases.
+
+Never in web/, auth/, kit/, observability/, logs or errors: they pass the dialect's name
+along at most (tests/db/test_dialect_places.py). Choosing the driver from the database
+URL is configuration (config.py, startup.py).
 """
 
 from __future__ import annotations
@@ -57,6 +74,13 @@ def insert_without_flush_wait(
         func.set_config(literal_column("'synchronous_commit'"), literal_column("'off'"), true())
     ).subquery("relaxed")
     return insert(table).from_select(list(values), select(*values.values()).select_from(relaxed))
+
+
+def code_point_order(dialect_name: str, column: Any) -> Any:
+    """``column`` compared by code point, as SQLite's BINARY collation compares text:
+    PostgreSQL's database collation would order by language rules, so the same ordering
+    parameter gave another order there. Collation "C" over UTF-8 is code point order."""
+    return column.collate("C") if dialect_name == "postgresql" else column
 
 
 def has_sequence(table: Table) -> bool:

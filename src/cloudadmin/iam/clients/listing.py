@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import caller_scope
+from cloudadmin.db.dialect import code_point_order
 from cloudadmin.db.filters import equal_where_given
 from cloudadmin.db.models import Client, User
 from cloudadmin.iam.clients.query import NULL, ClientListQuery
@@ -53,7 +54,7 @@ class _Key:
     def __init__(
         self, column: Any, *, text: bool = False, nullable: bool = False, dialect: str = "sqlite"
     ) -> None:
-        self.column = column.collate("C") if text and dialect == "postgresql" else column
+        self.column = code_point_order(dialect, column) if text else column
         self.nullable = nullable
 
     def asc(self) -> Any:
