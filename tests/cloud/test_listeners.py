@@ -16,6 +16,7 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import Listener
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_listener
 from tests.factories import auth
+from tests.races import LockWaits
 
 LISTENER_FIELDS = {
     "allowed_cidrs",
@@ -278,12 +279,13 @@ class TestConcurrentRenames:
             await locker.execute(
                 update(Listener).where(Listener.id == lid).values(task_id=task, name="by-task")
             )
-            pending = asyncio.create_task(
-                client.patch(
-                    url(cl, lid), json={"name": "by-request"}, headers=auth(cl.ls.client_admin)
+            with LockWaits(app) as waits:
+                pending = asyncio.create_task(
+                    client.patch(
+                        url(cl, lid), json={"name": "by-request"}, headers=auth(cl.ls.client_admin)
+                    )
                 )
-            )
-            await asyncio.sleep(0.5)  # the request is now waiting for the row/database lock
+                await waits.reach(1)  # the request waits for the row (SQLite: the database)
             assert not pending.done()
             await locker.commit()
         r = await pending
