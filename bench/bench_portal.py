@@ -14,7 +14,8 @@ On PostgreSQL (SQLite when PostgreSQL does not answer, or with ``--only sqlite``
 3. for each page of PAGES that the portal serves (a section not built yet is skipped),
    drives the page with the session cookie and then the API operation behind it with the
    API key, ``--seconds`` each at ``--connections`` connections (the load generator of
-   bench/addendums.py, in its own process), after ``--warmup``;
+   bench/addendums.py, in its own process), after ``--warmup``; the two in turn,
+   ``--rounds`` times (3), so that both are sampled across the same stretch of time;
 4. streams the CSV export of every addendum (``/portal/billing/export.csv``) and counts
    its rows; the serve process's peak RSS (VmHWM) is read before and after;
 5. prints one table: per page, the server time p50 / p99 (ms, from the access log) of
@@ -30,7 +31,7 @@ when the API has no such operation). ``{busiest}`` is the client with most adden
     .venv/bin/python bench/bench_portal.py --database-url postgresql+asyncpg://.../db
     .venv/bin/python bench/bench_portal.py --smoke            # seconds; used by CI
 
-Flags: --rows, --accounts (the document); --seconds, --warmup, --connections (the
+Flags: --rows, --accounts (the document); --seconds, --warmup, --connections, --rounds (the
 measurement); --pin SERVER_CPU,LOAD_CPU|none; --only sqlite|postgresql; --pages WORDS
 (labels containing one of them); --database-url URL, --keep; --no-csv; --smoke.
 """
@@ -257,6 +258,36 @@ def measure(
     return Measured(server_times(log, start_at, log.stat().st_size), result)
 
 
+def measure_pair(
+    pool: concurrent.futures.Executor,
+    port: int,
+    log: Path,
+    targets: tuple[tuple[str, list[dict[str, str]]], tuple[str, list[dict[str, str]]] | None],
+    args: argparse.Namespace,
+) -> tuple[Measured, Measured | None]:
+    """The page and its API operation, measured in turn ``--rounds`` times, each one's
+    figures over all its rounds: both are sampled across the same stretch of time, so a
+    machine whose load drifts (other work beside the benchmark) weighs on both alike."""
+    page, api = targets
+    mine: list[Measured] = []
+    theirs: list[Measured] = []
+    for _ in range(args.rounds):
+        mine.append(measure(pool, port, log, *page, args))
+        if api is not None:
+            theirs.append(measure(pool, port, log, *api, args))
+    return _joined(mine), (_joined(theirs) if theirs else None)
+
+
+def _joined(parts: list[Measured]) -> Measured:
+    client = Result(
+        sum(p.client.done for p in parts),
+        sum(p.client.errors for p in parts),
+        sum(p.client.elapsed for p in parts),
+        [x for p in parts for x in p.client.latencies],
+    )
+    return Measured([x for p in parts for x in p.server], client)
+
+
 def process_tree(pid: int) -> list[int]:
     found = [pid]
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -350,11 +381,8 @@ def run(url: str, document: Path | None, args: argparse.Namespace, tmp: Path) ->
                 if not served(base, cookie, page):
                     print(f"{name}: {label}: {page} not served yet; skipped", flush=True)
                     continue
-                mine = measure(pool, port, log, page, portal_headers, args)
-                theirs = None
-                if api is not None:
-                    api = api.format(busiest=busiest)
-                    theirs = measure(pool, port, log, api, api_headers, args)
+                behind = None if api is None else (api.format(busiest=busiest), api_headers)
+                mine, theirs = measure_pair(pool, port, log, ((page, portal_headers), behind), args)
                 rows.append((label, mine, theirs))
                 if label == FIRST_PAGE:
                     first_p50 = mine.p50
@@ -381,7 +409,8 @@ def run(url: str, document: Path | None, args: argparse.Namespace, tmp: Path) ->
     print()
     print(
         f"{name}, {total:,} addendums, {args.connections} connections, "
-        f"{args.seconds:g} s per target; server time from the access log"
+        f"{args.rounds} x {args.seconds:g} s per target, page and API in turn; "
+        "server time from the access log"
     )
     print()
     print(
@@ -416,6 +445,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds before each target")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument(
+        "--rounds", type=int, default=3, help="page and API measured in turn, this many times"
+    )
+    parser.add_argument(
         "--pin",
         default="0,1",
         help="CPUs for the server and for the load generator (default 0,1; none)",
@@ -434,6 +466,7 @@ def main() -> None:
     base = postgres_base_url() if args.only != "sqlite" else None
     if args.smoke:
         args.rows, args.accounts, args.seconds, args.warmup = 2_000, 200, 0.2, 0.0
+        args.rounds = 1
     args.pages = args.pages.split(",") if args.pages else None
     pins = [] if args.pin == "none" or (os.cpu_count() or 1) < 2 else args.pin.split(",")
     args.pin = [int(c) for c in pins] if len(pins) == 2 else None
