@@ -542,6 +542,20 @@ def test_the_browsers_list_fields_are_the_query_models():
     assert QueryModel(AddendumQuery)._list_fields == billing_query.LISTS
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["", "status=active&product_id=1", "client_id=1,2&limit=50&offset=100&ordering=-id",
+     "plan_name=a%20b%26c%3D&limit=25&company_name=%C3%BC%2B"],
+)  # fmt: skip
+def test_a_column_heads_link_is_the_lists_link_with_that_ordering(query: str):
+    from starlette.datastructures import QueryParams
+
+    browse = billing_query.read_browse(QueryParams(query))
+    for field in ("id", "-created_at", "client_id", "active_range_start"):
+        wanted = browse.link("/portal/billing", offset=None, ordering=field)
+        assert browse.ordered_link("/portal/billing", field) == wanted
+
+
 def test_the_filter_form_is_rendered_once_per_form_and_a_long_one_is_not_kept():
     from starlette.datastructures import QueryParams
 

@@ -148,7 +148,7 @@ def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -
             "rows": billing_table.rows(found["results"], active_at=bool(values["active_at"])),
             "heads": billing_table.heads(
                 _sort_key(browse),
-                lambda key: browse.link(BASE, offset=None, ordering=key),
+                lambda key: browse.ordered_link(BASE, key),
                 active_at=bool(values["active_at"]),
             ),
             "page": page,

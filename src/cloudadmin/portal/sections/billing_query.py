@@ -73,6 +73,14 @@ class Browse:
         query = "&".join(part for part in (self.encoded_filters, rest) if part)
         return f"{path}?{query}" if query else path
 
+    def ordered_link(self, path: str, field: str) -> str:
+        """``link(path, offset=None, ordering=field)``, for a column head: an ordering
+        field's name (letters, '_', a leading '-') needs no encoding, so nothing is
+        encoded again for each of the table's heads."""
+        limit = "" if self.limit == DEFAULT_LIMIT else f"&limit={self.limit}"
+        query = "&".join(p for p in (self.encoded_filters, f"ordering={field}{limit}") if p)
+        return f"{path}?{query}"
+
     @cached_property
     def encoded_filters(self) -> str:
         """The filters as a query string, encoded once for the dozen links of a page
