@@ -235,8 +235,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     # Every router's routes go straight into the application's route table, not through
     # include_router: FastAPI looks past an included router's routes through contexts
     # of its own, about 3 µs a route: 160 µs to reach the addendum list behind 45
-    # routes, 67 µs straight in (docs/performance.md, 2026-11-26). Each route already
-    # holds what its router gave it (tags, dependencies, route class, operation id).
+    # routes, 67 µs straight in (docs/performance.md, "The list's request path"). Each
+    # route already holds what its router gave it (tags, dependencies, route class,
+    # operation id).
     routers = [health, metrics_page.router] if settings.metrics_enabled else [health]
     for router in [*routers, docs_pages.router, portal.router, *API_ROUTERS]:
         app.router.routes.extend(router.routes)

@@ -32,8 +32,8 @@ class NoteFailedLogin(Protocol):
 # The scheme of every authenticated operation ("APIKey"), for the OpenAPI document only
 # (web/openapi.py): get_caller reads the header itself, for exact errors. As a dependency
 # of get_caller it was solved on every request, and a security scheme's bookkeeping in
-# FastAPI's dependency solving cost 30-60 µs of each (docs/performance.md, "2026-11-27
-# (morning)"), for one header lookup.
+# FastAPI's dependency solving cost 30-60 µs of each (docs/performance.md, "The list's
+# request path"), for one header lookup.
 API_KEY_SCHEME = APIKeyHeader(
     name="Authorization",
     scheme_name="APIKey",

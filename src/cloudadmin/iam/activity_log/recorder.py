@@ -137,7 +137,8 @@ class RequestRecorder:
     with ``batch_seconds`` > 0, a read's row waits in this process for at most that long
     and is then written with every other read row waiting, in one transaction on a pooled
     connection of its own: a read pays no INSERT and commit of its own (about a tenth of
-    the database's CPU on a selective list request, docs/performance.md). The rows of
+    the database's CPU on a selective list request; docs/performance.md, "The list's
+    request path"). The rows of
     one process wait only for that process; nothing is shared between processes.
     """
 
