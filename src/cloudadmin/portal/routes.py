@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.routing import APIRoute
 
-from cloudadmin.portal import home, not_found, sign_in_pages
+from cloudadmin.portal import home, not_found, password_reset_pages, sign_in_pages
 from cloudadmin.portal.context import PREFIX
 from cloudadmin.portal.pages import PortalHeadersMiddleware as PortalHeadersMiddleware
 from cloudadmin.portal.pages import static_files as static_files  # app.py mounts it
@@ -34,6 +34,7 @@ STATIC_PATH = f"{PREFIX}/static"
 # pages before /accounts/{client_id}).
 PARTS = (
     sign_in_pages,
+    password_reset_pages,
     home,
     accounts,
     accounts_edit,
