@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
@@ -24,6 +25,7 @@ from cloudadmin.db.models import (
     FailedLoginNotice,
     MailMessage,
     NotificationSetting,
+    PortalFailedSignInNotice,
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.wakeup import outbox_written
@@ -131,11 +133,31 @@ async def enqueue(
     )
     if not recipients:
         return None
+    return await _queue(
+        session,
+        kind=kind,
+        reseller_id=reseller_id,
+        recipients=sorted(set(recipients)),
+        subject=subject,
+        body=body,
+    )
+
+
+async def _queue(
+    session: AsyncSession,
+    *,
+    kind: str,
+    reseller_id: int,
+    recipients: list[str],
+    subject: str,
+    body: str,
+) -> MailMessage:
+    """The outbox's row of one mail, due now; the dispatcher is woken at commit."""
     now = utcnow()
     message = MailMessage(
         kind=kind,
         reseller_id=reseller_id,
-        recipients=sorted(set(recipients)),
+        recipients=recipients,
         subject=subject,
         body=body,
         created_at=now,
@@ -185,8 +207,8 @@ async def enqueue_invitation(
     """Queues the invitation of a new user to an account: the link that sets the user's
     password, sent through the reseller's mail server (docs/iam.md, "Invitations")."""
     where = f"{company} on {brand}" if brand else company
-    now = utcnow()
-    message = MailMessage(
+    return await _queue(
+        session,
         kind=INVITATION,
         reseller_id=reseller_id,
         recipients=[recipient],
@@ -197,14 +219,7 @@ async def enqueue_invitation(
             f"The link works once, within {valid_hours} hours. If you did not expect this "
             "invitation, ignore this mail.\n"
         ),
-        created_at=now,
-        next_attempt_at=now,
-        attempts=0,
-        sent=False,
     )
-    session.add(message)
-    await outbox_written(session)
-    return message
 
 
 async def enqueue_password_reset(
@@ -219,8 +234,8 @@ async def enqueue_password_reset(
     """Queues a password reset's mail (the Admin Portal's "Forgot your password?"): the
     link that sets the user's password, sealed as an invitation's is. ``reseller_id``:
     the user's reseller, or PLATFORM."""
-    now = utcnow()
-    message = MailMessage(
+    return await _queue(
+        session,
         kind=PASSWORD_RESET,
         reseller_id=reseller_id,
         recipients=[recipient],
@@ -231,53 +246,81 @@ async def enqueue_password_reset(
             f"The link works once, within {valid_hours} hours. If you did not ask for it, "
             "ignore this mail: your password stays as it is.\n"
         ),
-        created_at=now,
-        next_attempt_at=now,
-        attempts=0,
-        sent=False,
     )
-    session.add(message)
-    await outbox_written(session)
-    return message
 
 
 async def note_failed_login(
     sessions: async_sessionmaker[AsyncSession], *, key_id: int, account_id: int, source_ip: str
 ) -> None:
     """Queues a failed-login mail for the key's account, at most once per key per
-    10 minutes (the limit is kept in the database, so it holds across processes).
+    10 minutes (``note_failed_authentication``).
 
     The caller must hold no pooled connection (auth/deps.py lets go of the request's
     first): this opens one of its own. create_app hands it to auth/deps.py as
     ``AppState.note_failed_login`` (auth sits below events)."""
+
+    async def account(session: AsyncSession) -> Client | None:
+        return await session.get(Client, account_id)
+
+    await note_failed_authentication(
+        sessions,
+        FailedLoginNotice,
+        key_id,
+        account,
+        lambda account_id, when: (
+            f"A request to the API with key {key_id} of account {account_id} was "
+            f"refused at {when} (from {source_ip or 'unknown'}).\n"
+        ),
+    )
+
+
+async def note_failed_authentication(
+    sessions: async_sessionmaker[AsyncSession],
+    notice: type[FailedLoginNotice] | type[PortalFailedSignInNotice],
+    key: int,
+    account_of: Callable[[AsyncSession], Awaitable[Client | None]],
+    body: Callable[[int, str], str],
+    *,
+    log: logging.Logger = log,
+    what: str = "failed-login notice",
+) -> None:
+    """Queues the ``failed_login`` mail of the account ``account_of`` finds (its
+    reseller's addresses) for a refused authentication, at most once per ``key`` (an API
+    key's id, a user's) per interval (``notice_due``). ``notice`` is the table that keeps
+    when it was last sent, so that the limit holds across processes; ``body`` is the
+    text, given the account's id and when the refusal was (ISO 8601); ``log`` and
+    ``what`` name a failure.
+
+    In a transaction and on a connection of its own: the refusal is answered whatever
+    happens here, never turned into a 500."""
     now = utcnow()
     try:
         async with sessions() as session, session.begin():
-            notice = await session.get(FailedLoginNotice, key_id, with_for_update=True)
-            if notice is not None and not notice_due(notice.last_sent_at, now):
+            row: FailedLoginNotice | PortalFailedSignInNotice | None = await session.get(
+                notice, key, with_for_update=True
+            )
+            if row is not None and not notice_due(row.last_sent_at, now):
                 return
-            account = await session.get(Client, account_id)
+            account = await account_of(session)
             reseller_id = reseller_of(account) if account is not None else None
-            if reseller_id is None:
+            if account is None or reseller_id is None:
                 return
-            if notice is None:
-                session.add(FailedLoginNotice(key_id=key_id, last_sent_at=now))
+            if row is None:
+                key_name = str(notice.__mapper__.primary_key[0].key)
+                session.add(notice(**{key_name: key, "last_sent_at": now}))
             else:
-                notice.last_sent_at = now
+                row.last_sent_at = now
             await enqueue(
                 session,
                 kind="failed_login",
                 reseller_id=reseller_id,
-                subject=f"Failed login to account {account_id}",
-                body=(
-                    f"A request to the API with key {key_id} of account {account_id} was "
-                    f"refused at {isoformat_z(now)} (from {source_ip or 'unknown'}).\n"
-                ),
+                subject=f"Failed login to account {account.id}",
+                body=body(account.id, isoformat_z(now)),
             )
     except IntegrityError:  # another process noted the same key at the same moment
         return
-    except Exception:  # a notice must never turn a 401 into a 500
-        log.exception("could not queue the failed-login notice")
+    except Exception:
+        log.exception("could not queue the %s", what)
 
 
 class MailSender:
