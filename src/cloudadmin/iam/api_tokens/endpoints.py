@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
@@ -36,8 +36,11 @@ DeletedQuery = Annotated[
 ]
 
 
-def token_filter(
-    role: str | None, issued_by: int | None, not_issued_by: int | None, deleted: bool
+async def token_filter(
+    role: RoleQuery = None,
+    issued_by: IssuedBy = None,
+    not_issued_by: NotIssuedBy = None,
+    deleted: DeletedQuery = False,
 ) -> TokenFilter:
     """The list's query parameters (v1 and v2 alike); an unknown role matches nothing."""
     role_id = service.resolve_role(role) if role is not None else None
@@ -49,19 +52,15 @@ def token_filter(
     )
 
 
+TokenListFilter = Annotated[TokenFilter, Depends(token_filter)]
+
+
 @router.get("/iam/clients/{clientId}/tokens", summary="List the API tokens of an account")
 async def list_api_tokens(
-    clientId: ClientId,
-    session: Session,
-    caller: CurrentCaller,
-    role: RoleQuery = None,
-    issued_by: IssuedBy = None,
-    not_issued_by: NotIssuedBy = None,
-    deleted: DeletedQuery = False,
+    clientId: ClientId, session: Session, caller: CurrentCaller, flt: TokenListFilter
 ) -> list[ApiToken]:
     """Administrators (and resellers, operators) see every token of the account, members
     only those they issued. Never shows a token's secret."""
-    flt = token_filter(role, issued_by, not_issued_by, deleted)
     return await service.list_tokens(session, caller, clientId, flt)
 
 

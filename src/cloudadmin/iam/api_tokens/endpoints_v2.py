@@ -9,14 +9,7 @@ from fastapi import APIRouter
 
 from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
-from cloudadmin.iam.api_tokens.endpoints import (
-    DeletedQuery,
-    IssuedBy,
-    NotIssuedBy,
-    RoleQuery,
-    TokenId,
-    token_filter,
-)
+from cloudadmin.iam.api_tokens.endpoints import TokenId, TokenListFilter
 from cloudadmin.iam.api_tokens.schemas import ApiTokenV2, ApiTokenV2Created, TokenCreate
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.web.idempotency import SECRET_ANSWER, Idempotent
@@ -29,17 +22,10 @@ TOKENS = "/iam/v2/clients/{clientId}/tokens"
 
 @router.get(TOKENS, summary="List the API tokens of an account (v2)")
 async def list_api_tokens_v2(
-    clientId: ClientId,
-    session: Session,
-    caller: CurrentCaller,
-    role: RoleQuery = None,
-    issued_by: IssuedBy = None,
-    not_issued_by: NotIssuedBy = None,
-    deleted: DeletedQuery = False,
+    clientId: ClientId, session: Session, caller: CurrentCaller, flt: TokenListFilter
 ) -> list[ApiTokenV2]:
     """As `GET /iam/clients/{clientId}/tokens`, in the v2 schema: `last_usage` is the
     issue time until the token is first used, `name` is `""` for a key made without one."""
-    flt = token_filter(role, issued_by, not_issued_by, deleted)
     return [ApiTokenV2.of(t) for t in await service.list_tokens(session, caller, clientId, flt)]
 
 
