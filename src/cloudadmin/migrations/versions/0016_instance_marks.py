@@ -2,7 +2,7 @@
 
 The demo marks the database it made ("demo"), so that `serve --demo` loads only into
 an empty database or its own, and finds its keys again on later starts (docs/configuration.md,
-"The demo's database").
+"The demo").
 
 Revision ID: 0016
 Revises: 0015
