@@ -47,12 +47,14 @@ class TestServeDispatches:
         )
         assert loaded.returncode == 0, loaded.stderr
         port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudadmin", "serve", "--port", str(port), "--workers", "2"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / "serve.log").open("w"),
-        )
+        with (tmp_path / "serve.log").open("w") as log:  # the server writes to its own copy
+            serve = ["serve", "--port", str(port), "--workers", "2"]
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "cloudadmin", *serve],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_healthy(base, proc, (tmp_path / "serve.log").read_text)

@@ -73,13 +73,13 @@ def start_worker(settings: Settings, tmp: Path, name: str, **env: str) -> subpro
         "CLOUDADMIN_OUTBOUND_ALLOW": ",".join(OUTBOUND_ALLOW),
         **env,
     }
-    log = (tmp / f"{name}.log").open("w")
-    return subprocess.Popen(
-        [sys.executable, "-m", "cloudadmin", "worker"],
-        env=environment,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with (tmp / f"{name}.log").open("w") as log:  # the worker writes to its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "cloudadmin", "worker"],
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def started(log: Path) -> bool:
