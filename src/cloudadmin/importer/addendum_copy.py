@@ -13,6 +13,12 @@ still come from the models (records.AddendumRecord), and this module must
 accept nothing those models reject. ``tests/importer/test_addendum_copy.py``
 holds it to the models on valid and invalid records.
 
+A chunk that pydantic then finds valid is a *fallback*, as db/driver.py's replays
+are: a slowdown nobody would otherwise see, counted (:func:`fallback_count`) and
+logged as a warning, and the importer's tests fail on one they did not expect
+(tests/importer/conftest.py). Only the refusals this module means (``_REFUSALS``)
+lead to pydantic; any other exception is a bug here and propagates as it is.
+
 A document parsed by importer/fast_json.py may hold its addendums as ``AddendumJson``
 structs instead of dicts: msgspec checked their keys, JSON types, integer bounds and
 text lengths while it decoded them (as the models would, or more strictly), so only
@@ -22,17 +28,21 @@ what msgspec cannot say is checked here (instants, the known currencies and prod
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import datetime
 from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType
+from pydantic_core import PydanticCustomError
 
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.importer.fields import _instant
 from cloudadmin.importer.records import AddendumStatus
 from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
+log = logging.getLogger(__name__)
 
 # The columns of a COPY tuple, in order (the row rows.addendum_row builds).
 COLUMNS = (
@@ -116,9 +126,36 @@ class _Unsure(Exception):
     """Not plainly valid: pydantic decides."""
 
 
+# What the checks raise on a value they do not take: their own doubt, an instant
+# fields._instant refuses, a text with a lone surrogate (str.encode).
+_REFUSALS = (_Unsure, PydanticCustomError, UnicodeEncodeError)
+
+_fallbacks = 0
+
+
+def fallback_count() -> int:
+    """How many chunks this process left to pydantic that pydantic found valid."""
+    return _fallbacks
+
+
+def note_fallback(start: int, size: int) -> None:
+    """Counts a chunk that the plain check refused and pydantic took whole (the
+    importer calls it: only pydantic knows)."""
+    global _fallbacks
+    _fallbacks += 1
+    log.warning(
+        "addendums %d to %d were valid but not plainly so: validated by pydantic",
+        start,
+        start + size - 1,
+    )
+
+
 def _instant_of(value: Any) -> datetime:
     if type(value) is str and _PLAIN_UTC(value):
-        return datetime.fromisoformat(value)
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:  # a day or an hour out of range: the models say which
+            raise _Unsure from None
     result: datetime = _instant(value)  # raises on anything the model rejects
     return result
 
@@ -157,7 +194,7 @@ def copy_tuples(chunk: list[Any]) -> list[tuple[Any, ...]] | None:
     try:
         for raw in chunk:
             append(tuple_of(raw, folded))
-    except Exception:  # noqa: BLE001 - anything unexpected: the models judge the chunk
+    except _REFUSALS:
         return None
     return out
 

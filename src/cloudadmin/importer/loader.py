@@ -160,9 +160,12 @@ class _Load:
             if rows is not None:
                 note_copied(self.catalogue, kind, start, columns, rows, self.problems)
             else:
+                known = len(self.problems)
                 valid = survey_chunk(
                     self.catalogue, kind, start, fast_json.plain(chunk), self.problems
                 )
+                if len(self.problems) == known:
+                    addendum_copy.note_fallback(start, len(chunk))
                 rows = [_in_order(kind.to_row(rec, self.context), columns) for rec in valid]
             self.progress.advance(len(chunk))
             if not self.problems:

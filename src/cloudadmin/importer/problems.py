@@ -54,6 +54,9 @@ class Problems:
     def __bool__(self) -> bool:
         return bool(self.items)
 
+    def __len__(self) -> int:
+        return len(self.items) + self.omitted
+
     def raise_if_any(self) -> None:
         if self.items:
             raise LoadError(self.items, self.omitted)
