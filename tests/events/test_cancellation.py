@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
-from cloudadmin.events.dispatcher import Dispatcher, Doorbell
+from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.events.lanes import Doorbell
 from tests.cutproxy import CutProxy, cut_proxy
 from tests.events.receiver import Receiver
 from tests.events.test_webhooks import act, make_webhook
@@ -133,7 +134,7 @@ class TestDatabaseCut:
                     lambda: f"every event after the cut, {len(owed - gated.ids())} missing",
                     timeout=60,
                 )
-                await until(lambda: d.dispatching, "the dispatcher at work again")
+                await until(lambda: d.watchdog.dispatching, "the dispatcher at work again")
             finally:
                 stop.set()
                 await asyncio.wait_for(running, 30)
@@ -200,7 +201,9 @@ class TestWatchdog:
             owed = set(await act(session, ls.client_account))
             owed |= set(await act(session, ls.reseller_account))
             await until(lambda: gated.arrived >= 1, "the dispatcher to post an event")
-            await until(lambda: d.stalled, "the watchdog to see the lanes stuck", timeout=30)
+            await until(
+                lambda: d.watchdog.stalled, "the watchdog to see the lanes stuck", timeout=30
+            )
             assert _gauge("cloudadmin_dispatcher_stalled") == 1
             assert _gauge("cloudadmin_dispatcher_active") == 1
             warned = [r for r in caplog.records if "finished no delivery pass" in r.message]
@@ -208,7 +211,7 @@ class TestWatchdog:
             before = _gauge("cloudadmin_dispatcher_last_progress_timestamp_seconds")
             gated.gate.set()
             await until(lambda: owed <= gated.ids(), "both events once the receiver answers")
-            await until(lambda: not d.stalled, "the watchdog to see the lanes move again")
+            await until(lambda: not d.watchdog.stalled, "the watchdog to see the lanes move again")
             assert _gauge("cloudadmin_dispatcher_stalled") == 0
             assert _gauge("cloudadmin_dispatcher_last_progress_timestamp_seconds") > before
         finally:
@@ -228,10 +231,10 @@ class TestWatchdog:
         stop = asyncio.Event()
         running = asyncio.create_task(d.run(stop))
         try:
-            await until(lambda: d.dispatching, "the dispatcher to start")
+            await until(lambda: d.watchdog.dispatching, "the dispatcher to start")
             # An absence: several stall periods pass (the watchdog checks four times each).
             await asyncio.sleep(1.0)
-            assert not d.stalled
+            assert not d.watchdog.stalled
             assert not [r for r in caplog.records if "finished no delivery pass" in r.message]
         finally:
             stop.set()

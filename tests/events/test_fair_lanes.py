@@ -70,7 +70,7 @@ async def test_a_fast_receiver_is_served_while_more_slow_ones_than_lanes_hold_th
         lease_seconds=300,
         outbound=outbound,
     )
-    dispatcher.slow_seconds = 0.5
+    dispatcher.delivery.slow_seconds = 0.5
     release = asyncio.Event()
     slow = [HeldReceiver(release=release) for _ in range(SLOW_TENANTS)]
     fast = Receiver()
@@ -112,7 +112,7 @@ async def test_a_fast_receiver_is_served_while_more_slow_ones_than_lanes_hold_th
         known = {sid: was_slow for sid, was_slow in states}
         assert known[fast_sid] is False
         assert any(known.get(sid) for sid in slow_sids)
-        assert dispatcher.slow_lanes.busy <= LANES // 2
+        assert dispatcher.delivery.slow_lanes.busy <= LANES // 2
 
         # Let go: the slow tenants get all of theirs too, nothing lost.
         release.set()

@@ -57,6 +57,6 @@ class TestDispatcherLock:
             await asyncio.sleep(0.3)
             stop_second.set()
             await asyncio.wait_for(waiting, 10)
-            assert second.delivered_count == 0 and second.looks == 0
+            assert second.delivery.delivered_count == 0 and second.waker.looks == 0
         finally:
             await first.release()

@@ -49,7 +49,7 @@ async def running(app: FastAPI, **intervals: float) -> AsyncIterator[Dispatcher]
     stop = asyncio.Event()
     task = asyncio.create_task(d.run(stop))
     try:
-        await until(lambda: d.looks >= 1, "the dispatcher to start", timeout=30)
+        await until(lambda: d.waker.looks >= 1, "the dispatcher to start", timeout=30)
         yield d
     finally:
         stop.set()
@@ -241,7 +241,7 @@ class TestIdle:
             # At most one look (a single statement) per backoff step; the old polling
             # took over a thousand statements in three seconds.
             assert len(statements) <= 3 / 0.4 + 6, statements
-        assert d.delivered_count == 0
+        assert d.delivery.delivered_count == 0
 
 
 class TestNextDue:

@@ -27,14 +27,14 @@ from cloudadmin.auth.scoping import require, visible_accounts
 from cloudadmin.db.models import Client
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotFound
-from cloudadmin.events.dispatcher import AMQP, WEBHOOK, Queue
+from cloudadmin.events.queues import AMQP, WEBHOOK, AnyQueue
 from cloudadmin.events.status import pending_by_subscription
 from cloudadmin.events.wakeup import outbox_written
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.redact import MASK, mask_url_password
 
 # The kinds of subscription by the name pages and URLs use.
-QUEUES: dict[str, Queue] = {"amqp": AMQP, "webhook": WEBHOOK}
+QUEUES: dict[str, AnyQueue] = {"amqp": AMQP, "webhook": WEBHOOK}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class HealthPage:
     items: list[SubscriptionHealth]
 
 
-def _queue(kind: str) -> Queue:
+def _queue(kind: str) -> AnyQueue:
     queue = QUEUES.get(kind)
     if queue is None:
         raise NotFound("Subscription not found.")

@@ -12,11 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import MailMessage, UserActionEvent
-from cloudadmin.events.dispatcher import AMQP, WEBHOOK, Queue
+from cloudadmin.events.queues import AMQP, WEBHOOK, AnyQueue
 from cloudadmin.kit.timeparse import isoformat_z
 
 
-async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[str, object]]:
+async def _per_subscription(conn: AsyncConnection, queue: AnyQueue) -> list[dict[str, object]]:
     sub: Any = queue.subscription
     delivery: Any = queue.delivery
     state: Any = queue.state
@@ -56,7 +56,7 @@ async def _per_subscription(conn: AsyncConnection, queue: Queue) -> list[dict[st
     ]
 
 
-def pending_by_subscription(queue: Queue) -> Subquery:
+def pending_by_subscription(queue: AnyQueue) -> Subquery:
     """Per subscription of ``queue`` that is owed events (columns ``sid``, ``n``,
     ``oldest``): how many, and when the oldest of them happened. Reads only undelivered
     rows (their index); the backlog below and the portal's health (events/health.py)
@@ -75,7 +75,7 @@ def pending_by_subscription(queue: Queue) -> Subquery:
     )
 
 
-async def backlog(conn: AsyncConnection, queue: Queue) -> list[tuple[int, int, datetime | None]]:
+async def backlog(conn: AsyncConnection, queue: AnyQueue) -> list[tuple[int, int, datetime | None]]:
     """Per subscription of ``queue``: its undelivered events and when the oldest of them
     happened (None when nothing is owed). Reads only undelivered rows (their index), not
     the week of delivered ones the full status counts: /metrics asks at every scrape."""
