@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 import cloudadmin.app  # noqa: F401  (defines every metric the service counts into)
-from cloudadmin.events.dispatcher import AMQP, WEBHOOK
+from cloudadmin.events.queues import AMQP, WEBHOOK
 from cloudadmin.observability import metrics
 from tests.scrape import Samples
 from tests.servers import free_port, wait_until_healthy

@@ -28,7 +28,7 @@ from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotAuthenticated, TokenNotValid
-from cloudadmin.events.dispatcher import AMQP, WEBHOOK
+from cloudadmin.events.queues import AMQP, WEBHOOK
 from cloudadmin.events.status import backlog, mail_counts
 from cloudadmin.observability.metrics_access import BEARER_CHALLENGE, Refusal, refusal
 
