@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Column, Table, and_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from cloudadmin.db.base import Base
 from cloudadmin.db.models import AmqpSubscription, Branding, WebhookSubscription
 from cloudadmin.db.models.events import MailMessage
 from cloudadmin.db.models.idempotency import IdempotencyKey
@@ -63,45 +65,24 @@ def _sealed_token(value: object) -> str | None:
     return None
 
 
+def _kind(name: str, model: type[Base], value: str, **how: Any) -> SecretKind:
+    return SecretKind(name, model.__table__, value, **how)  # type: ignore[arg-type]
+
+
 KINDS: tuple[SecretKind, ...] = (
-    SecretKind(
-        "amqp subscription connection strings",
-        AmqpSubscription.__table__,  # type: ignore[arg-type]
-        "connection_string_encrypted",
-    ),
-    SecretKind(
-        "webhook authorization headers",
-        WebhookSubscription.__table__,  # type: ignore[arg-type]
-        "auth_header_value_encrypted",
-    ),
-    SecretKind(
-        "branding mail server passwords",
-        Branding.__table__,  # type: ignore[arg-type]
-        "mail_password_encrypted",
-    ),
-    SecretKind(
+    _kind("amqp subscription connection strings", AmqpSubscription, "connection_string_encrypted"),
+    _kind("webhook authorization headers", WebhookSubscription, "auth_header_value_encrypted"),
+    _kind("branding mail server passwords", Branding, "mail_password_encrypted"),
+    _kind(
         "idempotent answers",
-        IdempotencyKey.__table__,  # type: ignore[arg-type]
+        IdempotencyKey,
         "body",
         token=_sealed_token,
         store=lambda token: _SEALED + token.encode(),
     ),
-    SecretKind(
-        "unsent mails holding a link",
-        MailMessage.__table__,  # type: ignore[arg-type]
-        "body",
-        token=_sealed_mail,
-    ),
-    SecretKind(
-        "two-factor sign-in secrets",
-        UserTwoFactor.__table__,  # type: ignore[arg-type]
-        "secret_encrypted",
-    ),
-    SecretKind(
-        "instance marks",
-        InstanceMark.__table__,  # type: ignore[arg-type]
-        "value",
-    ),
+    _kind("unsent mails holding a link", MailMessage, "body", token=_sealed_mail),
+    _kind("two-factor sign-in secrets", UserTwoFactor, "secret_encrypted"),
+    _kind("instance marks", InstanceMark, "value"),
 )
 
 
