@@ -13,7 +13,7 @@ from cloudadmin.cloud import scoping
 from cloudadmin.cloud.listeners import repository
 from cloudadmin.cloud.listeners.schemas import Listener, ListenerList, ListenerStats, ListenerUser
 from cloudadmin.cloud.listeners.task import TASK_TYPE
-from cloudadmin.cloud.scoping import RegionPath
+from cloudadmin.cloud.scoping import OwnedProject, RegionPath
 from cloudadmin.cloud.tasks import service as tasks
 from cloudadmin.cloud.tasks.schemas import TaskIds
 from cloudadmin.db.models import Listener as ListenerRow
@@ -124,6 +124,22 @@ async def rename(
     ):
         await _refuse_locked(session, project.id, at.region_id, listener_id)
     row = await _found(session, project.id, at.region_id, listener_id)
+    await _record_update(session, actor, project, at, listener_id, name, {"name": name})
+    return _out(row, show_stats=False)
+
+
+async def _record_update(
+    session: AsyncSession,
+    actor: Actor,
+    project: OwnedProject,
+    at: RegionPath,
+    listener_id: str,
+    name: str,
+    changes: dict[str, Any],
+    task_id: str | None = None,
+) -> None:
+    """The user-action log's row of a listener's update (a rename, or a v2 PATCH's
+    task)."""
     await user_actions.record(
         session,
         actor,
@@ -132,11 +148,11 @@ async def rename(
         resources=[Resource("lblistener", listener_id, search_field=name)],
         client_id=project.client_id,
         reseller_id=project.reseller_id,
-        action_data={"name": name},
+        action_data=changes,
         project_id=project.id,
         region_id=at.region_id,
+        task_id=task_id,
     )
-    return _out(row, show_stats=False)
 
 
 async def start_update(
@@ -168,17 +184,5 @@ async def start_update(
         resource_id=listener_id,
         data=changes,
     )
-    await user_actions.record(
-        session,
-        actor,
-        action_type="update",
-        api_group="lblistener",
-        resources=[Resource("lblistener", listener_id, search_field=name)],
-        client_id=project.client_id,
-        reseller_id=project.reseller_id,
-        action_data=changes,
-        project_id=project.id,
-        region_id=at.region_id,
-        task_id=task_id,
-    )
+    await _record_update(session, actor, project, at, listener_id, name, changes, task_id)
     return TaskIds(tasks=[task_id])
