@@ -117,51 +117,33 @@ async def add(
     return service.out(seller, reseller)
 
 
-async def resend_invitation(
+async def send_link(
     session: AsyncSession,
     actor: Actor,
     seller_id: int,
     *,
+    reset: bool,
     tokens: SetPasswordTokens,
     box: SecretBox,
     base_url: str,
 ) -> None:
-    """A new link for a seller not activated yet (the first expired, or was lost)."""
+    """A new set-password link for a seller that is not blocked: "Resend invite" for one
+    not activated yet (the first link expired, or was lost), or with ``reset`` "Reset
+    password" for an activated one, whose old password works until the new one is set.
+    Each refuses the other's seller, saying which to use."""
     seller, reseller = await service.visible_row(session, actor.caller, seller_id, change=True)
     if seller.blocked:
         raise ValidationError(BLOCKED)
-    if seller.activated:
-        raise ValidationError(ALREADY_ACTIVATED)
-    await _mail_link(session, seller, reseller, tokens=tokens, box=box, base_url=base_url)
-    await user_actions.record_change(
-        session, actor, reseller, "invite", Resource("seller", seller.id), {"email": seller.email}
-    )
-
-
-async def reset_password(
-    session: AsyncSession,
-    actor: Actor,
-    seller_id: int,
-    *,
-    tokens: SetPasswordTokens,
-    box: SecretBox,
-    base_url: str,
-) -> None:
-    """A link that sets a new password for an activated seller; the old password works
-    until the new one is set."""
-    seller, reseller = await service.visible_row(session, actor.caller, seller_id, change=True)
-    if seller.blocked:
-        raise ValidationError(BLOCKED)
-    if not seller.activated:
-        raise ValidationError(NOT_ACTIVATED)
+    if seller.activated != reset:
+        raise ValidationError(NOT_ACTIVATED if reset else ALREADY_ACTIVATED)
     await _mail_link(
-        session, seller, reseller, tokens=tokens, box=box, base_url=base_url, reset=True
+        session, seller, reseller, tokens=tokens, box=box, base_url=base_url, reset=reset
     )
     await user_actions.record_change(
         session,
         actor,
         reseller,
-        "reset_password",
+        "reset_password" if reset else "invite",
         Resource("seller", seller.id),
         {"email": seller.email},
     )

@@ -12,7 +12,6 @@ operator's user is refused to a reseller (403), one's own group cannot be change
 from __future__ import annotations
 
 from typing import Any, get_args
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
@@ -27,12 +26,11 @@ from cloudadmin.iam.users import manage as users
 from cloudadmin.iam.users.repository import UserSearch
 from cloudadmin.iam.users.schemas import User, UserPatch
 from cloudadmin.kit.ints import INT32_MAX
-from cloudadmin.kit.pagination import Paging
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
 from cloudadmin.portal.forms import FORM, Form, errors_of, parse, query_form, read_form
+from cloudadmin.portal.sections.searched_pages import searched_page
 
 BASE = f"{PREFIX}/users"
-PAGE_SIZE = 25
 MAX_SEARCH = 254
 # Operators and resellers; a seller (or anyone else) gets the 404 page.
 UsersPage = Depends(only(PortalKind.operator, PortalKind.reseller))
@@ -58,13 +56,6 @@ def _page_number(form: Form) -> int:
     return int(raw)
 
 
-def _link(filters: dict[str, str], page: int | None = None) -> str:
-    params = dict(filters)
-    if page is not None and page > 1:
-        params["page"] = str(page)
-    return BASE + ("?" + urlencode(params) if params else "")
-
-
 @router.get("")
 async def users_index(portal: Portal = UsersPage) -> Response:
     """The users the signed-in person sees, searched, a page at a time."""
@@ -81,26 +72,16 @@ async def users_index(portal: Portal = UsersPage) -> Response:
         return portal.page_or_part(
             "Users", "users/list.html", "users/results.html", status=400, **values
         )
-    total, found = await _search_page(portal, search, number)
-    pages = max(1, -(-total // PAGE_SIZE))
-    if number > pages:  # past the end: the last page
-        number = pages
-        total, found = await _search_page(portal, search, number)
     values.update(
-        found=found,
-        count=total,
-        page=number,
-        pages=pages,
-        previous=_link(filters, number - 1) if number > 1 else "",
-        next=_link(filters, number + 1) if number < pages else "",
+        await searched_page(
+            BASE,
+            filters,
+            number,
+            lambda paging: users.search(portal.db, portal.caller, search, paging),
+        ),
         groups=GROUPS,
     )
     return portal.page_or_part("Users", "users/list.html", "users/results.html", **values)
-
-
-async def _search_page(portal: Portal, search: UserSearch, number: int) -> tuple[int, list[User]]:
-    paging = Paging(limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
-    return await users.search(portal.db, portal.caller, search, paging)
 
 
 def _edit_form(user: User) -> Form:

@@ -10,7 +10,6 @@ iam/sellers/access.py); another reseller's seller is the 404 page.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
@@ -24,13 +23,12 @@ from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.iam.users.link_deps import get_link_base
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.ints import INT32_MAX
-from cloudadmin.kit.pagination import Paging
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
 from cloudadmin.portal.forms import FORM, Form, errors_of, parse, query_form, read_form
+from cloudadmin.portal.sections.searched_pages import searched_page
 from cloudadmin.web.idempotency import KeyClaim
 
 BASE = f"{PREFIX}/users/sellers"
-PAGE_SIZE = 25
 MAX_SEARCH = 254
 SellersPage = Depends(only(PortalKind.operator, PortalKind.reseller))
 NOTICES = {
@@ -70,13 +68,6 @@ def _query_form(portal: Portal) -> Form:
     return query_form(portal.request, max_chars=MAX_SEARCH)
 
 
-def _link(filters: dict[str, str], page: int | None = None) -> str:
-    params = dict(filters)
-    if page is not None and page > 1:
-        params["page"] = str(page)
-    return BASE + ("?" + urlencode(params) if params else "")
-
-
 async def _list_page(portal: Portal, *, message: str = "", status: int = 200) -> Response:
     form = _query_form(portal)
     filters = {k: form.get(k).strip() for k in ("name", "email") if form.get(k).strip()}
@@ -85,11 +76,12 @@ async def _list_page(portal: Portal, *, message: str = "", status: int = 200) ->
     )
     raw_page = form.get("page").strip()
     number = int(raw_page) if raw_page.isdigit() and 1 <= int(raw_page) <= 1_000_000 else 1
-    total, found = await _sellers(portal, flt, number)
-    pages = max(1, -(-total // PAGE_SIZE))
-    if number > pages:
-        number = pages
-        total, found = await _sellers(portal, flt, number)
+    listed = await searched_page(
+        BASE,
+        filters,
+        number,
+        lambda paging: access.portal_page(portal.db, portal.caller, flt, paging),
+    )
     notice = "" if message else NOTICES.get(form.get("notice"), "")
     return portal.page_or_part(
         "Sellers",
@@ -98,21 +90,11 @@ async def _list_page(portal: Portal, *, message: str = "", status: int = 200) ->
         status=status,
         form=form,
         filters=filters,
-        found=found,
-        count=total,
-        page=number,
-        pages=pages,
-        previous=_link(filters, number - 1) if number > 1 else "",
-        next=_link(filters, number + 1) if number < pages else "",
+        **listed,
         notice=notice,
         message=message,
         operator=portal.user.kind is PortalKind.operator,
     )
-
-
-async def _sellers(portal: Portal, flt: SellerFilter, number: int) -> tuple[int, Any]:
-    paging = Paging(limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
-    return await access.portal_page(portal.db, portal.caller, flt, paging)
 
 
 @router.get("")
@@ -178,8 +160,8 @@ async def _act(portal: Portal, act: Any, notice: str) -> Response:
 @router.post("/{seller_id}/resend")
 async def resend_seller_invitation(seller_id: int, portal: Portal = SellersPage) -> Response:
     """A new invitation for a seller who has not set its password yet."""
-    act = access.resend_invitation(
-        portal.db, portal.actor, _seller_id(seller_id), **await _links(portal)
+    act = access.send_link(
+        portal.db, portal.actor, _seller_id(seller_id), reset=False, **await _links(portal)
     )
     return await _act(portal, act, "resent")
 
@@ -187,8 +169,8 @@ async def resend_seller_invitation(seller_id: int, portal: Portal = SellersPage)
 @router.post("/{seller_id}/reset-password")
 async def reset_seller_password(seller_id: int, portal: Portal = SellersPage) -> Response:
     """A mail with a link that sets a new password; the old one works until then."""
-    act = access.reset_password(
-        portal.db, portal.actor, _seller_id(seller_id), **await _links(portal)
+    act = access.send_link(
+        portal.db, portal.actor, _seller_id(seller_id), reset=True, **await _links(portal)
     )
     return await _act(portal, act, "reset")
 
