@@ -72,6 +72,28 @@ class Inbox:
         )
         return self.received
 
+    async def flushed(self, timeout: float = 30.0) -> list[Any]:
+        """Publishes a marker to the exchange and waits until it arrives, then returns
+        what arrived before it: every message routed to the queue before the marker (by
+        a publisher that has stopped, or whose publishing was confirmed) has arrived by
+        then, for one queue delivers in order."""
+        marker = f"marker-{uuid.uuid4().hex}"
+        channel = await self.connection.channel()
+        try:
+            exchange = await channel.get_exchange(self.exchange)
+            await exchange.publish(
+                aio_pika.Message(b"{}", message_id=marker), routing_key=self.routing_key
+            )
+        finally:
+            await channel.close()
+        await until(
+            lambda: any(m.message_id == marker for m in self.received),
+            f"the marker published to {self.exchange} to arrive",
+            timeout,
+        )
+        self.received = [m for m in self.received if m.message_id != marker]
+        return self.received
+
     async def settle(self, seconds: float = 1.5) -> list[Any]:
         """Waits ``seconds`` for messages that must not come (a duplicate, an event not
         owed), then returns all that arrived."""

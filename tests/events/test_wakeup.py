@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -198,49 +199,90 @@ class TestWakeUp:
         assert len(got) == 1, "the retry's due time did not wake it"
 
 
+class CountedEvent(asyncio.Event):
+    """An event that counts how often it was set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sets = 0
+
+    def set(self) -> None:
+        self.sets += 1
+        super().set()
+
+
 class TestAfterCommitOnly:
     async def test_rollback_wakes_nobody_commit_does(self, app: FastAPI):
-        woken = asyncio.Event()
+        woken = CountedEvent()
         unsubscribe = subscribe_local(woken)
         try:
             async with app_state(app).sessionmaker() as s:
                 await outbox_written(s)
                 await s.rollback()
-            await asyncio.sleep(0.2)
-            assert not woken.is_set()
             async with app_state(app).sessionmaker() as s:
                 await outbox_written(s)
-                assert not woken.is_set()  # not before the rows are visible
+                assert woken.sets == 0  # not before the rows are visible
                 await s.commit()
             await asyncio.wait_for(woken.wait(), 10)
+            # Wake-ups arrive in order: one from the rollback would have come first.
+            assert woken.sets == 1, "the rolled back transaction woke the dispatcher"
         finally:
             unsubscribe()
 
 
+LOOKS = 5  # the waker's looks counted in an idle dispatcher
+LONGEST = 0.16  # the idle poll's longest wait
+
+
 class TestIdle:
-    async def test_an_idle_dispatcher_hardly_queries(self, app: FastAPI, dialect: str):
-        """Without wake-ups: on PostgreSQL nothing until the long fallback poll; on SQLite
-        a poll backing off from 0.05 s to 0.4 s (instead of every lane every 0.05 s)."""
+    async def test_an_idle_dispatcher_only_looks_at_its_poll(self, app: FastAPI, dialect: str):
+        """An idle dispatcher's only statements are the waker's looks, one statement each,
+        and the looks are far apart: on PostgreSQL (LISTENing) one per fallback poll
+        however short ``poll_seconds``; on SQLite a poll backing off from 0.02 s to its
+        longest (the old polling took over a thousand statements in three seconds)."""
         statements: list[str] = []
 
         def count(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
             statements.append(sql)
 
+        listening = dialect == "postgresql"
         async with running(
-            app, poll_seconds=0.05, idle_backoff_max_seconds=0.4, idle_poll_seconds=NEVER
+            app,
+            poll_seconds=0.02,
+            idle_backoff_max_seconds=LONGEST,
+            idle_poll_seconds=LONGEST if listening else NEVER,
         ) as d:
-            await asyncio.sleep(0.5)  # the first look's lane passes end
-            event.listen(app_state(app).engine.sync_engine, "before_cursor_execute", count)
+
+            def idle() -> bool:
+                # Every lane waits for the doorbell; four looks back off the poll fully.
+                lanes_waiting = d.bell.idle + d.mail_bell.idle
+                return lanes_waiting == d.lanes + 1 and d.waker.cycles >= 4
+
+            await until(
+                idle,
+                lambda: (
+                    f"the dispatcher idle: {d.bell.idle + d.mail_bell.idle} of "
+                    f"{d.lanes + 1} lanes waiting, {d.waker.cycles} of 4 looks"
+                ),
+                timeout=30,
+            )
+            engine = app_state(app).engine.sync_engine
+            event.listen(engine, "before_cursor_execute", count)
+            looked, started = d.waker.cycles, time.monotonic()
             try:
-                await asyncio.sleep(3)
+                await until(
+                    lambda: d.waker.cycles >= looked + LOOKS,
+                    lambda: f"{LOOKS} looks, {d.waker.cycles - looked} seen",
+                    timeout=30,
+                )
             finally:
-                event.remove(app_state(app).engine.sync_engine, "before_cursor_execute", count)
-        if dialect == "postgresql":
-            assert statements == [], statements
-        else:
-            # At most one look (a single statement) per backoff step; the old polling
-            # took over a thousand statements in three seconds.
-            assert len(statements) <= 3 / 0.4 + 6, statements
+                event.remove(engine, "before_cursor_execute", count)
+            elapsed = time.monotonic() - started
+        # The look under way when counting began may be in.
+        assert LOOKS - 1 <= len(statements) <= LOOKS + 1, statements
+        assert len(set(statements)) == 1, "the lanes queried while idle"
+        # After the first (already under way), each look waited the longest poll.
+        assert elapsed >= (LOOKS - 1) * LONGEST * 0.9, f"{LOOKS} looks in {elapsed:.2f} s"
         assert d.delivery.delivered_count == 0
 
 
