@@ -68,11 +68,9 @@ class Dispatcher:
         stall_seconds: float = 120.0,
         platform_mail: PlatformMailServer | None = None,
     ) -> None:
-        self.engine = engine
-        self.secret_box = secret_box
-        self.lanes = lanes
-        self.batch_size = batch_size
         self.lease = timedelta(seconds=lease_seconds)
+        self.engine = engine
+        self.lanes = lanes
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.outbox = Outbox(engine, self.worker_id, self.lease)
         self.leases = Leases(self.outbox)

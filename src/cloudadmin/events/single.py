@@ -5,7 +5,7 @@
 - PostgreSQL: the dispatchers inside `cloudadmin serve --workers N` take a
   session-level advisory lock, so one of the N processes dispatches and the others
   stand by; `cloudadmin worker` processes take no lock and share the work under
-  ``FOR UPDATE SKIP LOCKED`` (events/dispatcher.py).
+  ``FOR UPDATE SKIP LOCKED`` (events/outbox.py).
 
 A process standing by takes over when the holder ends: the operating system drops a
 dead process's file lock, PostgreSQL a dead connection's advisory lock.

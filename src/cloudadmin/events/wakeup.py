@@ -10,7 +10,7 @@ backoff) calls :func:`outbox_written`. When it commits:
   with its dispatcher inside, and on PostgreSQL it saves the round trip.
 
 Anything else (a backoff or lease coming due, a write from a process that cannot
-notify) is found by the dispatcher's fallback poll (events/dispatcher.py).
+notify) is found by the dispatcher's fallback poll (events/waker.py).
 """
 
 from __future__ import annotations
