@@ -25,7 +25,7 @@ from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 disable_created_metrics()
 
 # The label values the labelled counters can take. The dispatcher's queues are named
-# after the kinds (events/dispatcher.py, AMQP and WEBHOOK), the throttle's limits after
+# after the kinds (events/queues.py, AMQP and WEBHOOK), the throttle's limits after
 # the limits (auth/throttle.py); tests/web/test_metrics_from_zero.py checks both.
 SUBSCRIPTION_KINDS = ("amqp", "webhook")
 THROTTLE_LIMITS = ("auth_failures", "api_key")
@@ -82,7 +82,7 @@ EVENT_DELIVERY_FAILURES = _from_zero(
     ),
     SUBSCRIPTION_KINDS,
 )
-# The dispatcher's watchdog (events/dispatcher.py): per process, the live ones only.
+# The dispatcher's watchdog (events/waker.py): per process, the live ones only.
 DISPATCHER_ACTIVE = Gauge(
     "cloudadmin_dispatcher_active",
     "Dispatchers running their delivery lanes now (holding their lock, if they need one).",

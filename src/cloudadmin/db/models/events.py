@@ -127,7 +127,7 @@ class SubscriptionDeliveryState:
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_until: Mapped[datetime | None]
     # Its destination went a while without taking a message: served by at most half of
-    # a dispatcher's lanes (events/dispatcher.py, SlowLanes).
+    # a dispatcher's lanes (events/lanes.py, SlowLanes).
     slow: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
