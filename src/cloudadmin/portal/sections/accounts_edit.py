@@ -115,6 +115,19 @@ def _changer(portal: Portal) -> Portal:
     return portal
 
 
+def _account_fields(form: Form) -> dict[str, Any]:
+    """The fields the new account's form and the edit form share, as the API takes
+    them (POST /iam/users, PATCH /iam/clients/{id})."""
+    return {
+        "email": form.get("email").strip(),
+        "name": form.text_or_none("name"),
+        "phone": form.text_or_none("phone"),
+        "custom_id": form.text_or_none("custom_id"),
+        "seller": form.text_or_none("seller"),
+        "is_test": form.checked("is_test"),
+    }
+
+
 @router.post("/new")
 async def create_account(portal: AdminPage) -> Response:
     """A client account with its first user, as POST /iam/users makes them."""
@@ -122,16 +135,11 @@ async def create_account(portal: AdminPage) -> Response:
     form = await read_form(portal.request)
     wanted = _wanted_availability(form)
     values: dict[str, Any] = {
-        "email": form.get("email").strip(),
+        **_account_fields(form),
         "password": form.get("password"),
         "company": form.get("company"),
-        "name": form.text_or_none("name"),
-        "phone": form.text_or_none("phone"),
         "lang": form.get("lang") or "en",
-        "custom_id": form.text_or_none("custom_id"),
         "country_code": form.text_or_none("country_code"),
-        "seller": form.text_or_none("seller"),
-        "is_test": form.checked("is_test"),
         "services": [
             {"product_name": p, "available": v} for p, v in wanted.items() if v is not None
         ],
@@ -205,15 +213,7 @@ async def edit_account_form(client_id: str, portal: AdminPage) -> Response:
 def _changes(account: Client, form: Form) -> dict[str, Any]:
     """What the form changes, in PATCH's terms: only the fields whose value differs
     (so that a field the user may not change is sent only when changed)."""
-    typed: dict[str, Any] = {
-        "email": form.get("email").strip(),
-        "companyName": form.get("companyName"),
-        "custom_id": form.text_or_none("custom_id"),
-        "name": form.text_or_none("name"),
-        "phone": form.text_or_none("phone"),
-        "seller": form.text_or_none("seller"),
-        "is_test": form.checked("is_test"),
-    }
+    typed: dict[str, Any] = {**_account_fields(form), "companyName": form.get("companyName")}
     now = {
         "email": account.email,
         "companyName": account.companyName,
