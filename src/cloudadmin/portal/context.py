@@ -241,6 +241,11 @@ def only(*kinds: PortalKind) -> Callable[[Request], Coroutine[Any, Any, Portal]]
     return dependency
 
 
+# The pages of operators and resellers; a seller gets the 404 page (docs/access.md,
+# "The Admin Portal").
+OperatorOrReseller = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.reseller))]
+
+
 def error_page(request: Request, exc: ApiError) -> Response:
     """A service's typed error as a page: 404 (another tenant's id, or none), 403, or
     the error's own status with its message."""

@@ -9,10 +9,10 @@ The same service functions as the API's endpoints: who sees what is theirs
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
@@ -25,7 +25,7 @@ from cloudadmin.iam.sign_in import preferences
 from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.kit.ints import INT64_MAX
 from cloudadmin.kit.timeparse import isoformat_z
-from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
+from cloudadmin.portal.context import PREFIX, OperatorOrReseller, Portal, PortalRoute, see_other
 from cloudadmin.portal.csv_export import csv_download
 from cloudadmin.portal.forms import FORM, UNSTORABLE, Form, read_form
 from cloudadmin.portal.sections.activity_filters import (
@@ -36,9 +36,6 @@ from cloudadmin.portal.sections.activity_filters import (
 )
 
 router = APIRouter(prefix=f"{PREFIX}/activity", route_class=PortalRoute, include_in_schema=False)
-
-# Operators and resellers; a seller gets the 404 page (docs/access.md, "The Admin Portal").
-Admin = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.reseller))]
 
 COLUMNS_PREFERENCE = "activity.columns"
 TITLE = "Activity logs"
@@ -100,12 +97,12 @@ async def _list_page(
 
 
 @router.get("")
-async def activity_index(portal: Admin) -> Response:
+async def activity_index(portal: OperatorOrReseller) -> Response:
     return await _list_page(portal)
 
 
 @router.get("/export.csv")
-async def export_activity_csv(portal: Admin) -> Response:
+async def export_activity_csv(portal: OperatorOrReseller) -> Response:
     """The filtered list as CSV, every field, streamed (docs/portal.md)."""
     form, flt, _limit, _offset = read_filters(portal.request.query_params, now=utcnow())
     if flt is None:
@@ -123,7 +120,7 @@ async def export_activity_csv(portal: Admin) -> Response:
 
 
 @router.post("/columns")
-async def save_activity_columns(portal: Admin) -> Response:
+async def save_activity_columns(portal: OperatorOrReseller) -> Response:
     """Keeps the chosen columns for the person (preferences, ``activity.columns``)."""
     form = await read_form(portal.request)
     chosen = form.lists.get("columns", [])
@@ -152,7 +149,7 @@ def _entry_id(text: str) -> int:
 
 
 @router.get("/{entry_id}")
-async def activity_record(portal: Admin, entry_id: str) -> Response:
+async def activity_record(portal: OperatorOrReseller, entry_id: str) -> Response:
     """One logged request: visible exactly when the list shows it (another tenant's id,
     or none, is the 404 page)."""
     record: ActivityLogRecord = await service.get_request(

@@ -9,10 +9,10 @@ header value are masked as the API answers them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, get_args
+from typing import Any, get_args
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from starlette.responses import Response
 
 from cloudadmin.auth.app_state import app_state
@@ -21,10 +21,9 @@ from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotFound
 from cloudadmin.events import health
-from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.kit.pagination import page_links
-from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
+from cloudadmin.portal.context import PREFIX, OperatorOrReseller, PortalRoute, see_other
 from cloudadmin.portal.sections.events_filters import (
     PAGE_ROWS,
     next_retry,
@@ -35,9 +34,6 @@ from cloudadmin.portal.sections.events_filters import (
 )
 
 router = APIRouter(prefix=f"{PREFIX}/events", route_class=PortalRoute, include_in_schema=False)
-
-# Operators and resellers; a seller gets the 404 page.
-Admin = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.reseller))]
 
 SUBSCRIPTION_ROWS = 50
 KINDS = (("amqp", "AMQP subscriptions"), ("webhook", "Webhook subscriptions"))
@@ -51,7 +47,7 @@ def _with(query: str, **changes: str | int | None) -> str:
 
 
 @router.get("")
-async def events_index(portal: Admin) -> Response:
+async def events_index(portal: OperatorOrReseller) -> Response:
     request = portal.request
     query = request.url.query
     form, client_id, failing_only = read_subscription_filters(request.query_params)
@@ -127,7 +123,9 @@ def _subscription_id(text: str) -> int:
 
 
 @router.post("/{kind}/{subscription_id}/retry")
-async def retry_subscription_now(portal: Admin, kind: str, subscription_id: str) -> Response:
+async def retry_subscription_now(
+    portal: OperatorOrReseller, kind: str, subscription_id: str
+) -> Response:
     """Ends the subscription's backoff and wakes the dispatcher (events/health.py)."""
     sid = _subscription_id(subscription_id)
     await health.retry_now(portal.db, portal.caller, kind, sid)
@@ -135,7 +133,7 @@ async def retry_subscription_now(portal: Admin, kind: str, subscription_id: str)
 
 
 @router.get("/actions")
-async def user_actions_index(portal: Admin) -> Response:
+async def user_actions_index(portal: OperatorOrReseller) -> Response:
     request = portal.request
     form, flt, offset = read_actions(request.query_params)
     listed = None
