@@ -64,21 +64,29 @@ class Role(BaseModel):
     name: GroupName = Field(description="Group name.")
 
 
-class TokenIssuer(BaseModel):
-    """The provider's ClientUser: the token's role and issuer."""
+class _Issuer(BaseModel):
+    """What v1's and v2's ClientUser both say of a token's issuer (each adds its role)."""
 
     deleted: bool = Field(description="Deletion flag of the token.")
     user_id: int = Field(description="The user who issued the token (and whom it acts as).")
     user_name: str = Field(description="The issuer's name (its e-mail when it has none).")
     user_email: str = Field(description="The issuer's e-mail address.")
     client_id: int = Field(description="The account.")
+
+
+class TokenIssuer(_Issuer):
+    """The provider's ClientUser: the token's role and issuer."""
+
     role: Role | None = omitted(
         "The token's role. A key made without one (the CLI's `apikey create`) acts with "
         "every group of its user and shows the highest; absent if the user has none."
     )
 
 
-class ApiToken(BaseModel):
+class _Token(BaseModel):
+    """What v1's and v2's token both say alike; each declares its name, issuer and last
+    use (a field declared again keeps its place in the schema)."""
+
     id: int = Field(description="API token id (the part before `_` of the token).")
     name: str | None = omitted("API token name.")
     description: str | None = omitted("API token description.")
@@ -86,6 +94,9 @@ class ApiToken(BaseModel):
     deleted: bool = Field(description="True once the token was deleted.")
     expired: bool = Field(description="True once exp_date has passed.")
     created: str = Field(description="When the token was issued (RFC 3339, UTC).")
+
+
+class ApiToken(_Token):
     client_user: TokenIssuer
     last_usage: str | None = omitted(
         "When the token last authenticated a request (RFC 3339, UTC), to the minute: "
@@ -114,26 +125,15 @@ class RoleV2(BaseModel):
     name: GroupName | None = omitted("Group name.")
 
 
-class TokenIssuerV2(BaseModel):
-    deleted: bool = Field(description="Deletion flag of the token.")
-    user_id: int = Field(description="The user who issued the token (and whom it acts as).")
-    user_name: str = Field(description="The issuer's name (its e-mail when it has none).")
-    user_email: str = Field(description="The issuer's e-mail address.")
-    client_id: int = Field(description="The account.")
+class TokenIssuerV2(_Issuer):
     role: RoleV2 = Field(
         description="The token's role. A key made without one (the CLI's `apikey create`) "
         "acts with every group of its user and shows the highest; `{}` if the user has none."
     )
 
 
-class ApiTokenV2(BaseModel):
-    id: int = Field(description="API token id (the part before `_` of the token).")
+class ApiTokenV2(_Token):
     name: str = Field(description="API token name (empty for a CLI key made without one).")
-    description: str | None = omitted("API token description.")
-    exp_date: str | None = Field(description="When the token expires (RFC 3339, UTC); null: never.")
-    deleted: bool = Field(description="True once the token was deleted.")
-    expired: bool = Field(description="True once exp_date has passed.")
-    created: str = Field(description="When the token was issued (RFC 3339, UTC).")
     client_user: TokenIssuerV2
     last_usage: str = Field(
         description="When the token last authenticated a request (RFC 3339, UTC), to the "
@@ -154,11 +154,7 @@ class ApiTokenV2(BaseModel):
             expired=token.expired,
             created=token.created,
             client_user=TokenIssuerV2(
-                deleted=issuer.deleted,
-                user_id=issuer.user_id,
-                user_name=issuer.user_name,
-                user_email=issuer.user_email,
-                client_id=issuer.client_id,
+                **issuer.model_dump(include=set(_Issuer.model_fields)),
                 role=RoleV2(id=role.id, name=role.name) if role else RoleV2(),
             ),
             last_usage=token.last_usage or token.created,
