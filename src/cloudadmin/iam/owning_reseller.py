@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Caller
+from cloudadmin.auth.caller import Caller, CallerKind
+from cloudadmin.auth.scoping import require
 from cloudadmin.db.models import Client
 from cloudadmin.errors import ValidationError
 from cloudadmin.iam.clients.repository import get_reseller
@@ -15,7 +16,9 @@ async def owning_reseller(
 ) -> Client:
     """An operator may name the reseller (``requested``, the extra body field
     ``reseller``); otherwise it is the caller's own account, which must be a reseller.
-    400 naming ``reseller`` when there is none (``missing`` says what to do)."""
+    400 naming ``reseller`` when there is none (``missing`` says what to do). Only an
+    operator or a reseller may (``require``)."""
+    require(caller, CallerKind.reseller)
     if caller.is_operator and requested is not None:
         reseller_id = requested
     elif caller.account_type == "reseller":

