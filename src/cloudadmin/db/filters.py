@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, FromClause, Select, func, select
@@ -18,6 +19,26 @@ def equal_where_given(*pairs: tuple[QueryableAttribute[Any], Any]) -> list[Colum
     """``column == value`` for each ``(column, value)`` whose value was given: a list's
     exact-match filters, where None means "not filtered"."""
     return [column == value for column, value in pairs if value is not None]
+
+
+def in_where_given(
+    *pairs: tuple[QueryableAttribute[Any], Sequence[Any]],
+) -> list[ColumnElement[bool]]:
+    """``column IN values`` for each ``(column, values)`` whose values were given: a
+    list's any-of filters, where an empty sequence means "not filtered"."""
+    return [column.in_(list(values)) for column, values in pairs if values]
+
+
+def within_given(
+    column: QueryableAttribute[Any], start: Any | None, end: Any | None
+) -> list[ColumnElement[bool]]:
+    """``start <= column <= end``, either bound left out when not given."""
+    bounds = []
+    if start is not None:
+        bounds.append(column >= start)
+    if end is not None:
+        bounds.append(column <= end)
+    return bounds
 
 
 def sliced(stmt: _Stmt, page: Paging) -> _Stmt:

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, in_where_given, within_given
 from cloudadmin.db.models import Task
 from cloudadmin.db.results import rows_matched
 
@@ -30,20 +30,15 @@ class TaskFilter:
 
 
 def _conditions(scope: ColumnElement[bool], f: TaskFilter) -> list[ColumnElement[bool]]:
-    conds = [scope]
-    for column, values in (
-        (Task.state, f.state),
-        (Task.project_id, f.project_id),
-        (Task.region_id, f.region_id),
-    ):
-        if values:
-            conds.append(column.in_(list(values)))
+    conds = [
+        scope,
+        *in_where_given(
+            (Task.state, f.state), (Task.project_id, f.project_id), (Task.region_id, f.region_id)
+        ),
+    ]
     if f.task_type is not None:
         conds.append(Task.task_type == f.task_type)
-    if f.from_timestamp is not None:
-        conds.append(Task.created_on >= f.from_timestamp)
-    if f.to_timestamp is not None:
-        conds.append(Task.created_on <= f.to_timestamp)
+    conds += within_given(Task.created_on, f.from_timestamp, f.to_timestamp)
     if f.is_acknowledged is not None:
         acknowledged = Task.acknowledged_at.is_not(None)
         conds.append(acknowledged if f.is_acknowledged else Task.acknowledged_at.is_(None))

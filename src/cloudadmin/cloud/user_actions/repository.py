@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.db.filters import count_rows
+from cloudadmin.db.filters import count_rows, in_where_given, within_given
 from cloudadmin.db.models import UserActionEvent, UserActionResource
 
 
@@ -31,21 +31,18 @@ class LogFilter:
 
 def _conditions(scope: list[ColumnElement[bool]], f: LogFilter) -> list[ColumnElement[bool]]:
     e = UserActionEvent
-    conds = list(scope)
-    for column, values in (
-        (e.action_type, f.action_type),
-        (e.api_group, f.api_group),
-        (e.project_id, f.project_id),
-        (e.region_id, f.region_id),
-        (e.source_user_ip, f.source_user_ips),
-        (e.user_agent, f.user_agents),
-    ):
-        if values:
-            conds.append(column.in_(list(values)))
-    if f.from_timestamp is not None:
-        conds.append(e.created_at >= f.from_timestamp)
-    if f.to_timestamp is not None:
-        conds.append(e.created_at <= f.to_timestamp)
+    conds = [
+        *scope,
+        *in_where_given(
+            (e.action_type, f.action_type),
+            (e.api_group, f.api_group),
+            (e.project_id, f.project_id),
+            (e.region_id, f.region_id),
+            (e.source_user_ip, f.source_user_ips),
+            (e.user_agent, f.user_agents),
+        ),
+        *within_given(e.created_at, f.from_timestamp, f.to_timestamp),
+    ]
     r = UserActionResource
     if f.resource_id:
         conds.append(exists().where(r.event_id == e.id, r.resource_id.in_(list(f.resource_id))))
