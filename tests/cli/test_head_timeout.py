@@ -49,19 +49,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
         CLOUDADMIN_RUN_DISPATCHER="false",
     )
     port = free_port()
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
-    try:
-        wait_until_healthy(f"http://127.0.0.1:{port}", proc)
-        yield "127.0.0.1", port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    ) as proc:  # its pipe closed at the end
+        try:
+            wait_until_healthy(f"http://127.0.0.1:{port}", proc)
+            yield "127.0.0.1", port
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
 def connect(address: tuple[str, int], head: bytes) -> socket.socket:

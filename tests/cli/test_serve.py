@@ -73,20 +73,20 @@ def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     prices.write_text(json.dumps({"prices": [PRICES]}))
     env = {**env, "CLOUDADMIN_PRICES_FILE": str(prices)}
     port = free_port()
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "cloudadmin", "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(base, proc)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    ) as proc:  # its pipe closed at the end
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base, proc)
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
 
 
 class TestServeAfterLoad:

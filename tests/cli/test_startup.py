@@ -284,8 +284,9 @@ class Lines:
         self._thread.start()
 
     def _read(self, stream: object) -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            self._new.put(line.rstrip("\n"))
+        with stream:  # type: ignore[attr-defined]  # the pipe is closed once it ends
+            for line in stream:  # type: ignore[attr-defined]
+                self._new.put(line.rstrip("\n"))
         self._new.put(None)
 
     def wait_for(self, predicate: Callable[[str], bool], seconds: float, what: str) -> str:
@@ -334,6 +335,7 @@ class TcpProxy:
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.writers: set[asyncio.StreamWriter] = set()
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(OSError):
@@ -359,10 +361,12 @@ class TcpProxy:
         writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.add(writer)
         if self.starting_up.is_set():
             await self._refuse_starting_up(reader, writer)
             return
         up_reader, up_writer = await asyncio.open_connection(*self.target)
+        self.writers.add(up_writer)
         await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
 
     async def _start(self) -> None:
@@ -376,10 +380,17 @@ class TcpProxy:
     def __exit__(self, *_exc: object) -> None:
         async def stop() -> None:
             self.server.close()
+            for writer in self.writers:  # connections still piped: their sockets go too
+                writer.close()
+            others = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+        self.loop.close()
 
 
 class TestWaitForDatabase:
@@ -389,35 +400,36 @@ class TestWaitForDatabase:
         password = password_of(pg_fresh)
         url = pg_with(pg_fresh, host="127.0.0.1", port=port, password=password)
         env = base_env(tmp_path, database_url=url, database_wait_seconds="60")
-        proc = subprocess.Popen(
+        with subprocess.Popen(
             [sys.executable, "-m", "cloudadmin", "migrate"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )
-        try:
-            stderr = Lines(proc.stderr)
-            first = stderr.wait_for(
-                lambda line: "(attempt 1," in line, 30, "reporting the first attempt"
+        ) as proc:  # its pipes closed at the end
+            try:
+                stderr = Lines(proc.stderr)
+                first = stderr.wait_for(
+                    lambda line: "(attempt 1," in line, 30, "reporting the first attempt"
+                )
+                with TcpProxy(port, (upstream.host or "127.0.0.1", upstream.port or 5432)):
+                    assert proc.wait(timeout=90) == 0, "\n".join(stderr.rest())
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            lines = stderr.rest()
+            assert first.startswith("database not reachable yet (attempt 1,")
+            assert f"127.0.0.1:{port}" in first and "***" in first
+            # The attempts, then the database it works on (tests/cli/test_database.py).
+            *attempts, named = lines
+            assert all(line.startswith("database not reachable yet (attempt ") for line in attempts)
+            assert (
+                named
+                == f"database: {describe_url(url.replace('postgresql:', 'postgresql+asyncpg:'))}"
             )
-            with TcpProxy(port, (upstream.host or "127.0.0.1", upstream.port or 5432)):
-                assert proc.wait(timeout=90) == 0, "\n".join(stderr.rest())
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        lines = stderr.rest()
-        assert first.startswith("database not reachable yet (attempt 1,")
-        assert f"127.0.0.1:{port}" in first and "***" in first
-        # The attempts, then the database it works on (tests/cli/test_database.py).
-        *attempts, named = lines
-        assert all(line.startswith("database not reachable yet (attempt ") for line in attempts)
-        assert (
-            named == f"database: {describe_url(url.replace('postgresql:', 'postgresql+asyncpg:'))}"
-        )
-        assert f":{password}@" not in "\n".join(lines)
-        assert proc.stdout is not None and "schema up to date" in proc.stdout.read()
+            assert f":{password}@" not in "\n".join(lines)
+            assert proc.stdout is not None and "schema up to date" in proc.stdout.read()
         assert table_exists(pg_fresh, "alembic_version")
 
     def test_serve_waits_while_the_server_starts_up(self, tmp_path: Path, pg_fresh: str):
