@@ -194,16 +194,9 @@ class Settings(BaseSettings):
 
     # --- Import and export ---
 
-    @field_validator("trusted_proxies", "outbound_allow", mode="before")
+    @field_validator("trusted_proxies", "outbound_allow", "secret_keys_old", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("secret_keys_old", mode="before")
-    @classmethod
-    def _comma_separated_keys(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
