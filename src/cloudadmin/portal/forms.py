@@ -10,7 +10,8 @@ written (the route rolls the request back: status 400).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -130,3 +131,30 @@ def errors_of(error: ApiError) -> dict[str, str]:
     if error.fields:
         return {name: " ".join(messages) for name, messages in error.fields.items()}
     return {FORM: error.message}
+
+
+def whole_number(form: Form, name: str, *, low: int = 0, high: int = 2**63 - 1) -> int | None:
+    """A typed whole number in [low, high]; None (with a message) otherwise, or when
+    nothing was typed."""
+    text = form.get(name)
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
+        form.errors[name] = f"A whole number from {low} to {high}."
+        return None
+    return int(text)
+
+
+@contextmanager
+def refusals_to(form: Form, refuse: Callable[[ApiError], None] | None = None) -> Iterator[None]:
+    """A 400 the block's service call raises becomes the form's messages (``refuse``, by
+    default ``errors_of``), and the form is shown again; any other error goes on."""
+    try:
+        yield
+    except ApiError as error:
+        if error.status_code != 400:
+            raise
+        if refuse is None:
+            form.refuse(errors_of(error))
+        else:
+            refuse(error)

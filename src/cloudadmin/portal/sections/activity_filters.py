@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from cloudadmin.iam.activity_log.repository import LogFilter
-from cloudadmin.portal.forms import UNSTORABLE, Form
+from cloudadmin.portal.forms import UNSTORABLE, Form, whole_number
 
 # The record's fields a table may show, in its order, with their headings (the manual's
 # names: reseller-support/manuals/view-the-history-of-users-requests-and-actions-via-
@@ -77,13 +77,8 @@ DEFAULT_LIMIT = 25
 
 
 def _int_param(form: Form, name: str, default: int, low: int, high: int) -> int:
-    text = form.get(name)
-    if not text:
-        return default
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        form.errors[name] = f"A whole number from {low} to {high}."
-        return default
-    return int(text)
+    number = whole_number(form, name, low=low, high=high)
+    return default if number is None else number
 
 
 def read_filters(

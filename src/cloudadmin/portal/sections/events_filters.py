@@ -15,7 +15,7 @@ from cloudadmin.cloud.user_actions.repository import LogFilter
 from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup
 from cloudadmin.kit.ints import Id32Filter
 from cloudadmin.kit.params import InstantQuery
-from cloudadmin.portal.forms import UNSTORABLE, Form, parse
+from cloudadmin.portal.forms import UNSTORABLE, Form, parse, whole_number
 
 PAGE_ROWS = 25
 
@@ -69,18 +69,6 @@ def _typed(query: Mapping[str, str], names: tuple[str, ...]) -> Form:
         elif value:
             form.values[name] = value
     return form
-
-
-def whole_number(form: Form, name: str, *, low: int = 0, high: int = 2**63 - 1) -> int | None:
-    """A typed whole number in [low, high]; None (with a message) otherwise, or when
-    nothing was typed."""
-    text = form.get(name)
-    if not text:
-        return None
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        form.errors[name] = f"A whole number from {low} to {high}."
-        return None
-    return int(text)
 
 
 def read_actions(query: Mapping[str, str]) -> tuple[Form, ActionFilter | None, int]:

@@ -15,7 +15,7 @@ from cloudadmin.errors import ApiError, PermissionDenied
 from cloudadmin.iam.reselling.branding import blobs, images, service
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings
 from cloudadmin.portal.context import Portal, PortalRoute, see_other
-from cloudadmin.portal.forms import Form, read_form
+from cloudadmin.portal.forms import Form, read_form, refusals_to
 from cloudadmin.portal.pages import fragment
 from cloudadmin.portal.sections.vendor_common import (
     BASE,
@@ -113,14 +113,10 @@ async def save_branding(portal: VendorPage) -> Response:
     settings = await current(portal)
     body = validated(_body(form, settings), form, BRANDING_FIELDS)
     if body is not None:
-        try:
+        with refusals_to(form, lambda error: refuse(form, error, BRANDING_FIELDS)):
             await service.replace(
                 portal.db, portal.actor, body, destinations(portal), url_for(portal)
             )
-        except ApiError as error:
-            if error.status_code != 400:
-                raise
-            refuse(form, error, BRANDING_FIELDS)
     if not form.ok:
         return branding_page(portal, settings, form=form, status=400)
     return see_other(f"{BASE}?saved=branding")
@@ -149,7 +145,7 @@ async def upload_branding_images(portal: VendorPage) -> Response:
     files = {part: data for part in UPLOAD_PARTS if (data := await _read_part(upload, part))}
     too_large = bool(upload.errors)
     if upload.ok:
-        try:
+        with refusals_to(upload, lambda error: refuse(upload, error, frozenset(UPLOAD_PARTS))):
             await service.upload(
                 portal.db,
                 portal.actor,
@@ -158,10 +154,6 @@ async def upload_branding_images(portal: VendorPage) -> Response:
                 url_for(portal),
                 app_state(portal.request.app).settings.max_image_pixels,
             )
-        except ApiError as error:
-            if error.status_code != 400:
-                raise
-            refuse(upload, error, frozenset(UPLOAD_PARTS))
     if not upload.ok:
         # As the API: a file over its size limit is a 413, any other refusal a 400.
         status = 413 if too_large else 400

@@ -19,7 +19,7 @@ from cloudadmin.events.mail import MailSender
 from cloudadmin.iam.reselling.branding import service, test_mail
 from cloudadmin.iam.reselling.branding.schemas import MAIL_PASSWORD_MASK, BrandingSettings
 from cloudadmin.portal.context import Portal, PortalRoute, see_other
-from cloudadmin.portal.forms import Form, read_form
+from cloudadmin.portal.forms import Form, read_form, refusals_to
 from cloudadmin.portal.sections.vendor_common import (
     BASE,
     MAIL_FIELDS,
@@ -106,14 +106,10 @@ async def save_mail_server(portal: VendorPage) -> Response:
     }
     parsed = validated(body, form, MAIL_FIELDS)
     if parsed is not None:
-        try:
+        with refusals_to(form, lambda error: refuse(form, error, MAIL_FIELDS)):
             await service.replace(
                 portal.db, portal.actor, parsed, destinations(portal), url_for(portal)
             )
-        except ApiError as error:
-            if error.status_code != 400:
-                raise
-            refuse(form, error, MAIL_FIELDS)
     if not form.ok:
         if form.get("password") not in ("", MAIL_PASSWORD_MASK):
             form.errors.setdefault("password", RETYPE)

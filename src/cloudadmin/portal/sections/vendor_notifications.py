@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from starlette.datastructures import URL
 from starlette.responses import Response
 
-from cloudadmin.errors import ApiError, NotFound
+from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.notifications import service
 from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSetting,
@@ -22,7 +22,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
 from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.kit.pagination import Paging
 from cloudadmin.portal.context import Portal, PortalRoute, see_other
-from cloudadmin.portal.forms import Form, errors_of, parse, read_form
+from cloudadmin.portal.forms import Form, parse, read_form, refusals_to
 from cloudadmin.portal.sections.vendor_common import BASE, VendorPage
 from cloudadmin.web.idempotency import KeyClaim
 
@@ -130,12 +130,8 @@ async def add_notification_setting(portal: VendorPage, reseller_id: str) -> Resp
     body = parse(NotificationSettingCreate, _values(form), form)
     if body is not None:
         no_key = KeyClaim(portal.request, portal.caller.account_id, None, "")
-        try:
+        with refusals_to(form):
             await service.create(portal.db, portal.actor, rid, body, no_key)
-        except ApiError as error:
-            if error.status_code != 400:
-                raise
-            form.refuse(errors_of(error))
     if not form.ok:
         return await _list_page(portal, rid, form=form, status=400)
     return see_other(f"{_list_path(rid)}?saved=added")
@@ -178,12 +174,8 @@ async def update_notification_setting(
     form = await read_form(portal.request)
     body = parse(NotificationSettingPatch, _values(form), form)
     if body is not None:
-        try:
+        with refusals_to(form):
             await service.update(portal.db, portal.actor, rid, sid, body)
-        except ApiError as error:
-            if error.status_code != 400:
-                raise
-            form.refuse(errors_of(error))
     if not form.ok:
         return _edit_page(portal, rid, setting, form, status=400)
     return see_other(f"{_list_path(rid)}?saved=saved")
