@@ -232,8 +232,9 @@ class TestWatchdog:
         running = asyncio.create_task(d.run(stop))
         try:
             await until(lambda: d.watchdog.dispatching, "the dispatcher to start")
-            # An absence: several stall periods pass (the watchdog checks four times each).
-            await asyncio.sleep(1.0)
+            # An absence: three stall periods pass (the watchdog checks four times each).
+            checked = d.watchdog.checks
+            await until(lambda: d.watchdog.checks >= checked + 12, "12 more watchdog checks")
             assert not d.watchdog.stalled
             assert not [r for r in caplog.records if "finished no delivery pass" in r.message]
         finally:

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from cloudadmin.auth.app_state import app_state
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.single import DispatcherLock
+from tests.waiting import until
 
 
 def lock(app: FastAPI, *, exclusive: bool) -> DispatcherLock:
@@ -25,7 +26,7 @@ class TestDispatcherLock:
         try:
             assert await first.acquire(stop, "first") is True
             waiting = asyncio.create_task(second.acquire(stop, "second"))
-            await asyncio.sleep(0.5)
+            await until(lambda: second.refusals >= 3, "the second to be refused three times")
             assert not waiting.done(), "two dispatchers held the lock"
             await first.release()  # the first dispatcher's process ends
             assert await asyncio.wait_for(waiting, 30) is True
@@ -54,7 +55,7 @@ class TestDispatcherLock:
         try:
             assert await first.acquire(stop_first, "first")
             waiting = asyncio.create_task(second.run(stop_second))
-            await asyncio.sleep(0.3)
+            await until(lambda: second.lock.refusals >= 1, "the second to be refused the lock")
             stop_second.set()
             await asyncio.wait_for(waiting, 10)
             assert second.delivery.delivered_count == 0 and second.waker.looks == 0

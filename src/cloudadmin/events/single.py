@@ -49,6 +49,7 @@ class DispatcherLock:
         self._file: IO[str] | None = None
         self._conn: Any = None
         self._warned = False  # one line per outage, not one per attempt
+        self.refusals = 0  # times a try did not get the lock (tests read it)
 
     @property
     def needed(self) -> bool:
@@ -65,6 +66,7 @@ class DispatcherLock:
         while not stop.is_set():
             if await (self._try_file() if self.dialect == "sqlite" else self._try_advisory()):
                 return True
+            self.refusals += 1
             if not announced:
                 log.info("dispatcher %s standing by: another process dispatches", worker_id)
                 announced = True

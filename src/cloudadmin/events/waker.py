@@ -52,6 +52,7 @@ class Watchdog:
         self.next_due = next_due
         self.dispatching = False
         self.stalled = False
+        self.checks = 0  # times it looked whether the lanes are stuck (tests read it)
         self._progress_at = time.monotonic()
 
     def progressed(self) -> None:
@@ -88,6 +89,7 @@ class Watchdog:
                     due = None
                 stalled = self.dispatching and due is not None and due <= utcnow()
             self.stalled = stalled
+            self.checks += 1
             DISPATCHER_STALLED.set(1 if stalled else 0)
             if not stalled:
                 warned_at = None
