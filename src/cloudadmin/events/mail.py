@@ -143,28 +143,11 @@ async def enqueue(
     )
 
 
-async def _queue(
-    session: AsyncSession,
-    *,
-    kind: str,
-    reseller_id: int,
-    recipients: list[str],
-    subject: str,
-    body: str,
-) -> MailMessage:
-    """The outbox's row of one mail, due now; the dispatcher is woken at commit."""
+async def _queue(session: AsyncSession, **mail: Any) -> MailMessage:
+    """The outbox's row of one mail (its kind, reseller_id, recipients, subject and
+    body), due now; the dispatcher is woken at commit."""
     now = utcnow()
-    message = MailMessage(
-        kind=kind,
-        reseller_id=reseller_id,
-        recipients=recipients,
-        subject=subject,
-        body=body,
-        created_at=now,
-        next_attempt_at=now,
-        attempts=0,
-        sent=False,
-    )
+    message = MailMessage(**mail, created_at=now, next_attempt_at=now, attempts=0, sent=False)
     session.add(message)
     await outbox_written(session)
     return message
