@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from tests.waiting import until
 
 
 class SilentListener:
@@ -20,6 +23,7 @@ class SilentListener:
         self.sock.settimeout(0.1)
         self.port: int = self.sock.getsockname()[1]
         self.accepted = 0
+        self.peers: list[object] = []  # the accepted connections' far ends, in order
         self._held: list[socket.socket] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -28,13 +32,27 @@ class SilentListener:
     def _serve(self) -> None:
         while not self._stop.is_set():
             try:
-                conn, _ = self.sock.accept()
+                conn, peer = self.sock.accept()
             except TimeoutError:
                 continue
             except OSError:
                 return
+            self.peers.append(peer)
             self.accepted += 1
             self._held.append(conn)
+
+    async def accepted_before_a_probe(self) -> int:
+        """Connects once itself and waits until that connection is accepted: one made
+        before it (queued by the kernel in order) has been accepted by then. Returns how
+        many were, without the probe."""
+        host, port = self.sock.getsockname()[:2]
+        _reader, writer = await asyncio.open_connection(host, port)
+        try:
+            probe = writer.get_extra_info("sockname")
+            await until(lambda: probe in self.peers, "the probe's connection to be accepted")
+            return self.peers.index(probe)
+        finally:
+            writer.close()
 
     def close(self) -> None:
         self._stop.set()

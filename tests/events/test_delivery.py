@@ -141,7 +141,7 @@ class TestDelivery:
         assert (await client.post(SELLERS, json=body, headers=auth(ls.reseller))).status_code == 409
         await dispatch_all(dispatcher)
         await inbox.drain(1)
-        assert len(await inbox.settle()) == 1
+        assert len(await inbox.flushed()) == 1
 
     async def test_order_is_kept(
         self,
@@ -221,7 +221,7 @@ class TestChildClientEvents:
         )
         await _child_event(session, ls)
         await dispatch_all(dispatcher)
-        got = await inbox.drain(1) if child_events else await inbox.settle()
+        got = await inbox.drain(1) if child_events else await inbox.flushed()
         assert len(got) == (1 if child_events else 0)
         if child_events:
             assert json.loads(got[0].body)["client_id"] == ls.client_account.id
