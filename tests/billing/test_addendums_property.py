@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.billing.addendums import service
+from cloudadmin.billing.addendums import plan as planning
 from cloudadmin.db.models import Addendum
 from tests.billing import reference as ref
 from tests.billing.helpers import addendum_row, insert_addendums, listing
@@ -198,8 +198,8 @@ def draw_plan(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
     sort_at_most, walk_at_most = data.draw(
         st.sampled_from([(20_000, 20_000), (0, 10**9), (0, 0)]), label="plan"
     )
-    monkeypatch.setattr(service, "SORT_AT_MOST", sort_at_most)
-    monkeypatch.setattr(service, "WALK_AT_MOST", walk_at_most)
+    monkeypatch.setattr(planning, "SORT_AT_MOST", sort_at_most)
+    monkeypatch.setattr(planning, "WALK_AT_MOST", walk_at_most)
 
 
 def examples(n: int) -> Any:

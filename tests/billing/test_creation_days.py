@@ -12,7 +12,8 @@ from sqlalchemy import delete, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import counting, filters, service
+from cloudadmin.billing.addendums import counting, filters
+from cloudadmin.billing.addendums import plan as planning
 from cloudadmin.billing.addendums.creation_days import creation_range, day_number, day_range
 from cloudadmin.billing.addendums.filters import Counter
 from cloudadmin.billing.addendums.schemas import AddendumQuery
@@ -165,8 +166,8 @@ class TestCreationRangeCounts:
         ordering: str,
         plan: tuple[int, int],
     ):
-        monkeypatch.setattr(service, "SORT_AT_MOST", plan[0])
-        monkeypatch.setattr(service, "WALK_AT_MOST", plan[1])
+        monkeypatch.setattr(planning, "SORT_AT_MOST", plan[0])
+        monkeypatch.setattr(planning, "WALK_AT_MOST", plan[1])
         params = {
             "created_after": "2025-05-14T12:00:00Z",
             "created_before": "2025-05-17",

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
 from cloudadmin.billing.addendums import filters, ordering, repository, service
+from cloudadmin.billing.addendums import plan as planning
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum, Client
 from tests.billing.helpers import addendum_row, caller, insert_addendums
@@ -83,10 +84,6 @@ async def ls(session: AsyncSession) -> Landscape:
 
 
 class TestItemsWrittenByTheDatabase:
-    async def test_only_postgresql_writes_them(self, session: AsyncSession, dialect: str):
-        conn = await session.connection()
-        assert repository.writes_items(conn) is (dialect == "postgresql")
-
     @settings(
         max_examples=40,
         deadline=None,
@@ -137,8 +134,8 @@ class TestListWrittenEitherWay:
         )
         conn = await session.connection()
         answers = []
-        for writes in (repository.writes_items(conn), False):
-            monkeypatch.setattr(repository, "writes_items", lambda _conn, w=writes: w)
+        for written_at_most in (planning.WRITTEN_AT_MOST, 0):  # 0: the service writes
+            monkeypatch.setattr(planning, "WRITTEN_AT_MOST", written_at_most)
             for params in (
                 {},
                 {"offset": 25},
@@ -171,5 +168,5 @@ class TestWhoWritesTheItems:
     )
     def test_by_the_plan(self, params: dict[str, Any], database: bool):
         q = AddendumQuery.model_validate(params)
-        how = service.plan(q, OPERATOR, "postgresql")
-        assert service._database_writes(q, how) is database
+        assert service.plan(q, OPERATOR, "postgresql").database_writes is database
+        assert not service.plan(q, OPERATOR, "sqlite").database_writes

@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql
 from cloudadmin.auth.caller import Caller, CallerKind
 from cloudadmin.auth.scoping import caller_scope, tenant_clause, visible_accounts
 from cloudadmin.billing.addendums import filters
+from cloudadmin.billing.addendums.counter_filters import CounterShape, counter_clauses
 from cloudadmin.db.models import Client, User
 
 CLIENTS_OF = (
@@ -50,16 +51,8 @@ class TestAddendumScope:
         assert [sql(c) for c in filters._scope(scope)] == [ADDENDUM_SCOPES[scope]]
 
     def test_counter_rows_use_the_same_builder(self) -> None:
-        (clause,) = filters.counts_clauses(
-            filters.CountsShape(
-                "postgresql",
-                reseller_scope=True,
-                status=False,
-                product=False,
-                client=False,
-                reseller=False,
-                company=False,
-            )
+        (clause,) = counter_clauses(
+            CounterShape("postgresql", filters.Counter.COUNTS, reseller_scope=True)
         )
         assert sql(clause) == (
             "addendum_counts.reseller_key = %(scope_account)s::BIGINT OR "

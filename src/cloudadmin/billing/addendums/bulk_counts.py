@@ -23,6 +23,10 @@ from cloudadmin.db.models.billing import AddendumCount, AddendumDay, AddendumTot
 # Below this many addendums in one document the triggers are cheaper than a rebuild.
 BULK_THRESHOLD = 50_000
 _SETTING = "cloudadmin.addendum_counts"
+# Each counter row is kept per shard of the addendums' ids (``id % SHARDS``), so that
+# concurrent writers of one key update different rows: the triggers' own number
+# (migrations 0005 and 0011), which the rebuild and the recount must match.
+SHARDS = 16
 
 
 def deferrable(conn: AsyncConnection, addendums: int) -> bool:
@@ -45,14 +49,15 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
     await conn.execute(
         text(
             "INSERT INTO addendum_counts (client_id, reseller_key, status, product_id, shard, n) "
-            "SELECT client_id, coalesce(reseller_id, -1), status, product_id, id % 16, count(*) "
+            f"SELECT client_id, coalesce(reseller_id, -1), status, product_id, id % {SHARDS}, "
+            "count(*) "
             "FROM addendums GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
         )
     )
     await conn.execute(
         text(
             "INSERT INTO addendum_totals (status, product_id, shard, n) "
-            "SELECT status, product_id, id % 16, count(*) FROM addendums GROUP BY 1, 2, 3"
+            f"SELECT status, product_id, id % {SHARDS}, count(*) FROM addendums GROUP BY 1, 2, 3"
         )
     )
     # Day order, so that a range of days reads few pages; the bounds become tight again.
@@ -60,7 +65,7 @@ async def rebuild_counts(conn: AsyncConnection) -> None:
     await conn.execute(
         text(
             "INSERT INTO addendum_days (day, shard, n, min_id, max_id) "
-            "SELECT addendum_day(created_at), id % 16, "
+            f"SELECT addendum_day(created_at), id % {SHARDS}, "
             "count(*), min(id), max(id) FROM addendums GROUP BY 1, 2 ORDER BY 1, 2"
         )
     )
@@ -73,7 +78,7 @@ async def _empty_counters(conn: AsyncConnection) -> None:
 
 
 @dataclass(frozen=True)
-class Counted:
+class CounterRows:
     """The counter tables' rows, in the order of their keys (see ``rebuild_counts``)."""
 
     counts: list[tuple[Any, ...]]  # client_id, reseller_key, status, product_id, shard, n
@@ -81,7 +86,7 @@ class Counted:
     days: list[tuple[Any, ...]]  # day, shard, n, min_id, max_id
 
 
-def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str]) -> Counted:
+def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str]) -> CounterRows:
     """The counter rows of the addendums ``batches`` holds (rows of ``columns``), as
     ``rebuild_counts``' GROUP BYs would find them in the table.
 
@@ -98,7 +103,7 @@ def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str
     for batch in batches:
         for row in batch:
             ident = row[ident_at]
-            shard = ident % 16
+            shard = ident % SHARDS
             reseller = row[reseller_at]
             key = (-1 if reseller is None else reseller, row[status_at], row[product_at], shard)
             client = by_client.get(row[client_at])
@@ -123,14 +128,14 @@ def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str
     totals: dict[tuple[Any, ...], int] = {}
     for _client_id, _reseller, status, product_id, shard, n in counts:
         totals[status, product_id, shard] = totals.get((status, product_id, shard), 0) + n
-    return Counted(
+    return CounterRows(
         counts,
         [(*key, n) for key, n in sorted(totals.items())],
         [(*key, *bounds) for key, bounds in sorted(days.items())],
     )
 
 
-async def store_counts(conn: AsyncConnection, counted: Counted) -> None:
+async def store_counts(conn: AsyncConnection, counted: CounterRows) -> None:
     """Replaces the counter tables' rows with ``counted`` (by COPY), then lets the
     triggers count again for the rest of the transaction.
 
@@ -151,7 +156,7 @@ async def store_counts(conn: AsyncConnection, counted: Counted) -> None:
     await conn.execute(text(f"SELECT set_config('{_SETTING}', 'on', true)"))
 
 
-# The columns of Counted's rows, in order.
+# The columns of CounterRows' rows, in order.
 _COLUMNS: dict[type[Any], tuple[str, ...]] = {
     AddendumCount: ("client_id", "reseller_key", "status", "product_id", "shard", "n"),
     AddendumTotal: ("status", "product_id", "shard", "n"),

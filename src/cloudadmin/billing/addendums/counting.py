@@ -1,34 +1,25 @@
-"""How the list counts its matches, exactly, without scanning a million rows.
+"""How the list counts its matches, exactly, without scanning a million rows: decided
+here, from the request alone (no database; the repository runs it).
 
 Triggers (migrations 0005 and 0011) keep three tables of counts in the addendums' own
 transactions: per (status, product), per (client, reseller, status, product) and per
 UTC day of creation. A query whose filters and scope only involve those columns is
 counted by summing counter rows; any other query counts the matching addendums
-(docs/billing.md, "Counting"). Which counters can answer a filter is declared by its
-spec (filters.FILTERS).
+(docs/billing.md, "Counting"). Which counters can answer a filter, and how, is declared
+by its spec (filters.FILTERS; counter_filters.py writes it over the counter rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import repository
+from cloudadmin.billing.addendums.counter_filters import CounterShape, counter_where
 from cloudadmin.billing.addendums.creation_days import DayRange, creation_range, day_range
-from cloudadmin.billing.addendums.filters import (
-    SPECS,
-    Counter,
-    CountsShape,
-    Where,
-    counts_where,
-    product_ids,
-)
+from cloudadmin.billing.addendums.filters import SPECS, Counter, Where
 from cloudadmin.billing.addendums.schemas import AddendumQuery
-from cloudadmin.db import driver
 
 # A company search that names more clients keeps its name condition in the page's
 # statement: the list would be sent back whole with every page.
@@ -37,6 +28,8 @@ NAMED_AT_MOST = 1_000
 
 @dataclass(frozen=True)
 class Counted:
+    """What counting a request found: the statistics its page is planned with."""
+
     total: int
     # Every match's id lies in [low, high] when known (the creation days' bounds).
     ids: tuple[int, int] | None = None
@@ -45,19 +38,16 @@ class Counted:
 
 
 @dataclass(frozen=True)
-class FromTotals:
-    """A sum over ``addendum_totals``."""
+class FromCounters:
+    """A sum over ``addendum_totals`` or ``addendum_counts``."""
 
-    statuses: list[str] | None
-    products: list[int] | None
-
-
-@dataclass(frozen=True)
-class FromCounts:
-    """A sum over ``addendum_counts``."""
-
-    shape: CountsShape
+    shape: CounterShape
     params: dict[str, Any]
+
+    @property
+    def names_clients(self) -> bool:
+        """Whether the sum also names the clients of a company search (PostgreSQL)."""
+        return self.shape.company and self.shape.dialect == "postgresql"
 
 
 @dataclass(frozen=True)
@@ -74,7 +64,7 @@ class FromRows:
     where: Where
 
 
-Count = FromTotals | FromCounts | FromDays | FromRows
+Count = FromCounters | FromDays | FromRows
 
 
 def counter_for(where: Where, caller: Caller) -> Counter | None:
@@ -96,40 +86,25 @@ def plan(q: AddendumQuery, caller: Caller, where: Where) -> Count:
     if counter is Counter.DAYS:
         bounds = creation_range(q)
         return FromDays(None if bounds is None else day_range(*bounds))
-    if counter is Counter.TOTALS:
-        products = product_ids(q)
-        return FromTotals(
-            None if q.status is None else list(q.status),
-            None if products is None else sorted(products),
-        )
-    if counter is Counter.COUNTS:
-        return FromCounts(*counts_where(q, caller, where.shape.dialect))
+    if counter is not None:
+        return FromCounters(*counter_where(q, caller, where, counter))
     return FromRows(where)
 
 
-def one_statement(how: Count) -> tuple[driver.Static, Mapping[str, Any]] | None:
-    """The count as one statement of one value and its parameters, when it is one (a
-    sum of counter rows, or COUNT(*)), so that it can ride along with the page."""
-    if isinstance(how, FromCounts):
-        return repository.counts_statement(how.shape), how.params
-    if isinstance(how, FromRows):
-        return repository.count_statement(how.where.shape), how.where.params
-    return None
+def one_value(how: Count) -> bool:
+    """Whether the count rides along with the page as one value of its statement: a
+    sum of ``addendum_counts`` rows (a company search's without naming its clients) or
+    COUNT(*)."""
+    if isinstance(how, FromCounters):
+        return how.shape.table is Counter.COUNTS
+    return isinstance(how, FromRows)
 
 
-async def count(conn: AsyncConnection, how: Count) -> Counted:
-    if isinstance(how, FromTotals):
-        return Counted(
-            await repository.sum_totals(conn, statuses=how.statuses, products=how.products)
-        )
-    if isinstance(how, FromCounts):
-        if how.shape.company and how.shape.dialect == "postgresql":
-            total, named = await repository.sum_counts_naming(conn, how.shape, how.params)
-            return Counted(total, named_clients=named if len(named) <= NAMED_AT_MOST else None)
-        return Counted(await repository.sum_counts(conn, how.shape, how.params))
-    if isinstance(how, FromDays):
-        if how.days is None:
-            return Counted(0)
-        total, low, high = await repository.count_days(conn, how.days)
-        return Counted(total, None if low is None or high is None else (low, high))
-    return Counted(await repository.count_rows(conn, how.where))
+def naming(total: int, named: Sequence[int]) -> Counted:
+    """A company search's count and the clients it names, kept when they are few."""
+    return Counted(total, named_clients=list(named) if len(named) <= NAMED_AT_MOST else None)
+
+
+def of_days(total: int, low: int | None, high: int | None) -> Counted:
+    """A count of creation days, with the bounds of their ids when any was counted."""
+    return Counted(total, None if low is None or high is None else (low, high))

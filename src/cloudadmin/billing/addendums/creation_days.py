@@ -41,7 +41,7 @@ def _day(day: int) -> tuple[datetime, datetime]:
 
 
 class DayRange(NamedTuple):
-    """Parameters of repository.count_days."""
+    """Parameters of repository.count."""
 
     first_day: int
     last_day: int

@@ -20,27 +20,28 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import (
-    BindParameter,
-    ColumnElement,
-    String,
-    and_,
-    any_,
-    bindparam,
-    func,
-    literal_column,
-    or_,
-    select,
-)
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import ColumnElement, and_, or_
 
 from cloudadmin.auth.caller import Caller
 from cloudadmin.auth.scoping import refuse_seller, tenant_clause
 from cloudadmin.billing.addendums.creation_days import utc_day
+from cloudadmin.billing.addendums.filter_sql import (
+    Clause,
+    Part,
+    company,
+    contains_few,
+    end_open,
+    escape_like,
+    fixed,
+    listed,
+    p,
+)
 from cloudadmin.billing.addendums.schemas import AddendumQuery
-from cloudadmin.billing.addendums.tables import COUNTS, A, C
+from cloudadmin.billing.addendums.tables import A
 from cloudadmin.billing.catalogue import PRODUCT_IDS
 from cloudadmin.kit.caseless import fold
+
+__all__ = ["Part"]
 
 
 class Kind(Enum):
@@ -83,16 +84,14 @@ class Scope(Enum):
 
 
 @dataclass(frozen=True)
-class Part:
-    """One filter's conditions in a statement: which variant of its SQL, never a value."""
+class CounterForm:
+    """A filter written over the counter rows: the counters' column its values match
+    (None: the company search, which names clients; summed client by client) and the
+    values it matches there, from the parameter's value. Two filters of one column
+    match the values both allow."""
 
-    name: str
-    values: bool = True  # a nullable list holds numbers (it may hold null alone)
-    null: bool = False  # a nullable list also matches rows without a value
-    one: bool = False  # a list of exactly one value: an equality, which an index serves
-
-
-Clause = Callable[[Part, str], list[ColumnElement[bool]]]
+    column: str | None
+    values: Callable[[Any], Any] = list
 
 
 @dataclass(frozen=True)
@@ -103,6 +102,8 @@ class FilterSpec:
     kind: Kind
     clause: Clause  # its conditions, taking values from parameters named after it
     counters: frozenset[Counter] = frozenset()  # counter tables that can count it
+    # Its form over the counter rows (counter_filters.py), when ``counters`` names any.
+    counted_as: CounterForm | None = None
     # The index (its columns, then id) whose leading columns are this filter's and its
     # partners': single values of all of them are an index range in id order.
     id_ordered_index: str | None = None
@@ -150,11 +151,11 @@ class Where:
             shape = replace(shape, id_range=True)
             params["id_low"], params["id_high"] = id_range
         if named_clients is not None:
-            shape, params = _clients_for_company(shape, params, named_clients)
+            shape, params = _clients_forcompany(shape, params, named_clients)
         return Where(shape, params)
 
 
-def _clients_for_company(
+def _clients_forcompany(
     shape: Shape, params: dict[str, Any], named: Sequence[int]
 ) -> tuple[Shape, dict[str, Any]]:
     """The company search replaced by ``client_id`` in the clients it names (and in
@@ -175,138 +176,26 @@ def _clients_for_company(
     return replace(shape, parts=tuple(parts)), params
 
 
-# --- the filters ---
-
-
-def _p(name: str) -> BindParameter[Any]:
-    return bindparam(name)
-
-
-def _end_open() -> ColumnElement[bool]:
-    return A.active_end.is_(None)
-
-
-def _fixed(*build: Callable[[], ColumnElement[bool]]) -> Clause:
-    """Conditions that are the same for every value (the value is a parameter)."""
-    return lambda part, dialect: [b() for b in build]
-
-
-def in_list(column: Any, name: str, dialect: str) -> ColumnElement[bool]:
-    """``column IN (…)`` taking the whole list as the parameter ``name``.
-
-    On PostgreSQL an array (``= ANY``): the SQL stays the same whatever the length of
-    the list, so it is bound without rewriting the statement per request (db/driver.py;
-    the rewrite of an expanding IN was a sixth of a filtered list's CPU). Arrays of
-    text are ``VARCHAR[]``, never ``VARCHAR(n)[]``, whose cast would truncate a value.
-    SQLite has no arrays: an expanding IN.
-    """
-    if dialect == "postgresql":
-        item = String() if isinstance(column.type, String) else column.type
-        result: ColumnElement[bool] = column == any_(bindparam(name, type_=ARRAY(item)))
-        return result
-    expanding: ColumnElement[bool] = column.in_(bindparam(name, expanding=True))
-    return expanding
-
-
-def _listed(column: Any) -> Clause:
-    """One of the values; a single value as an equality, which an index on (column, id)
-    serves in id order (an array's ``= ANY`` is not served in order on PostgreSQL)."""
-
-    def build(part: Part, dialect: str) -> list[ColumnElement[bool]]:
-        conditions: list[ColumnElement[bool]] = []
-        if part.values:
-            equal: ColumnElement[bool] = column == _p(part.name)
-            conditions.append(equal if part.one else in_list(column, part.name, dialect))
-        if part.null:
-            conditions.append(column.is_(None))
-        return [or_(*conditions)] if len(conditions) > 1 else conditions
-
-    return build
-
-
-# LIKE with the value's own % and _ matched literally (as ``contains(autoescape=True)``).
-_LIKE_ESCAPE = "/"
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
-
-
-def _contains_few(folded: Any) -> Clause:
-    """The folded copy of a name contains the folded value (docs/billing.md, "Names").
-
-    Plans and products come from a catalogue: few addendums spell their names
-    differently. On PostgreSQL ``LIKE '%…%'`` over every addendum is
-    a scan of the table; instead its distinct values are walked in the B-tree index on
-    the column (a recursive query: one index probe per distinct value, about 50 in a
-    catalogue), the ones that contain the value are kept, and the addendums are those
-    equal to one of them: the count reads only their index entries, the page walks the
-    ids as before (docs/billing.md, "Names")."""
-
-    def build(part: Part, dialect: str) -> list[ColumnElement[bool]]:
-        if dialect != "postgresql":
-            return [folded.contains(_p(part.name), escape=_LIKE_ESCAPE)]
-        return [folded == any_(_values_containing(folded, part.name))]
-
-    return build
-
-
-def _values_containing(folded: Any, name: str) -> Any:
-    """The array of the column's distinct values that contain the parameter ``name``
-    (empty when none does)."""
-    walked = folded.table.alias()
-    first = select(func.min(walked.c[folded.key]).label("value"))
-    values = first.cte(f"{folded.key}_values", recursive=True, nesting=True)
-    after = folded.table.alias()
-    following = select(func.min(after.c[folded.key])).where(after.c[folded.key] > values.c.value)
-    values = values.union_all(
-        select(following.scalar_subquery()).where(values.c.value.is_not(None))
-    )
-    containing = values.c.value.contains(_p(name), escape=_LIKE_ESCAPE)
-    found = select(func.array_agg(values.c.value)).where(containing).scalar_subquery()
-    # An array expression (a bare subquery after ANY would compare with each of its rows).
-    return func.coalesce(found, literal_column("'{}'"))
-
-
-def company_named(client: Any) -> ColumnElement[bool]:
-    """The client (columns of ``clients`` or of an alias of it) has a current company
-    name that contains the value: matched in the clients table (kept folded there, and
-    indexed by trigrams on PostgreSQL: migration 0018), so that a rename shows at once."""
-    condition: ColumnElement[bool] = client.company_name_folded.contains(
-        _p("company_name"), escape=_LIKE_ESCAPE
-    )
-    return condition
-
-
-def _named_clients(client_id: Any) -> ColumnElement[bool]:
-    """``client_id`` is a client whose company name contains the value."""
-    condition: ColumnElement[bool] = client_id.in_(select(C.id).where(company_named(C)))
-    return condition
-
-
-def _company(part: Part, dialect: str) -> list[ColumnElement[bool]]:
-    return [_named_clients(A.client_id)]
-
-
-_COUNTED = frozenset({Counter.TOTALS, Counter.COUNTS})
+_TOTALS_AND_COUNTS = frozenset({Counter.TOTALS, Counter.COUNTS})
+_COUNTS = frozenset({Counter.COUNTS})
 
 FILTERS: tuple[FilterSpec, ...] = (
     # start <= t < end
     FilterSpec(
         "active_at",
         Kind.INSTANT,
-        _fixed(
-            lambda: A.active_start <= _p("active_at"),
-            lambda: or_(_end_open(), A.active_end > _p("active_at")),
+        fixed(
+            lambda: A.active_start <= p("active_at"),
+            lambda: or_(end_open(), A.active_end > p("active_at")),
         ),
     ),
     FilterSpec(
         "not_active_at",
         Kind.INSTANT,
-        _fixed(
+        fixed(
             lambda: or_(
-                A.active_start > _p("not_active_at"),
-                and_(A.active_end.is_not(None), A.active_end <= _p("not_active_at")),
+                A.active_start > p("not_active_at"),
+                and_(A.active_end.is_not(None), A.active_end <= p("not_active_at")),
             )
         ),
     ),
@@ -314,9 +203,9 @@ FILTERS: tuple[FilterSpec, ...] = (
     FilterSpec(
         "active_after",
         Kind.INSTANT,
-        _fixed(
+        fixed(
             lambda: or_(
-                _end_open(), and_(A.active_end > _p("active_after"), A.active_end > A.active_start)
+                end_open(), and_(A.active_end > p("active_after"), A.active_end > A.active_start)
             )
         ),
     ),
@@ -324,83 +213,107 @@ FILTERS: tuple[FilterSpec, ...] = (
     FilterSpec(
         "active_before",
         Kind.INSTANT,
-        _fixed(
-            lambda: A.active_start < _p("active_before"),
-            lambda: or_(_end_open(), A.active_end > A.active_start),
+        fixed(
+            lambda: A.active_start < p("active_before"),
+            lambda: or_(end_open(), A.active_end > A.active_start),
         ),
     ),
     FilterSpec(
-        "active_start_from", Kind.INSTANT, _fixed(lambda: A.active_start >= _p("active_start_from"))
+        "active_start_from", Kind.INSTANT, fixed(lambda: A.active_start >= p("active_start_from"))
     ),
     FilterSpec(
-        "active_start_to", Kind.INSTANT, _fixed(lambda: A.active_start <= _p("active_start_to"))
+        "active_start_to", Kind.INSTANT, fixed(lambda: A.active_start <= p("active_start_to"))
     ),
     # an open end is later than any instant
     FilterSpec(
         "active_end_from",
         Kind.INSTANT,
-        _fixed(lambda: or_(_end_open(), A.active_end >= _p("active_end_from"))),
+        fixed(lambda: or_(end_open(), A.active_end >= p("active_end_from"))),
     ),
     FilterSpec(
         "active_end_to",
         Kind.INSTANT,
-        _fixed(lambda: and_(A.active_end.is_not(None), A.active_end <= _p("active_end_to"))),
+        fixed(lambda: and_(A.active_end.is_not(None), A.active_end <= p("active_end_to"))),
     ),
     FilterSpec(
         "created_after",
         Kind.INSTANT,
-        _fixed(lambda: A.created_at > _p("created_after")),
+        fixed(lambda: A.created_at > p("created_after")),
         frozenset({Counter.DAYS}),
     ),
     FilterSpec(
         "created_before",
         Kind.INSTANT,
-        _fixed(lambda: A.created_at < _p("created_before")),
+        fixed(lambda: A.created_at < p("created_before")),
         frozenset({Counter.DAYS}),
     ),
     FilterSpec(
         "created_on",
         Kind.DAY,
-        _fixed(
-            lambda: A.created_at >= _p("created_on_from"),
-            lambda: A.created_at <= _p("created_on_last"),
+        fixed(
+            lambda: A.created_at >= p("created_on_from"),
+            lambda: A.created_at <= p("created_on_last"),
         ),
         frozenset({Counter.DAYS}),
     ),
-    FilterSpec("addendum_id", Kind.LIST, _listed(A.id)),
-    FilterSpec("id", Kind.NUMBER, _fixed(lambda: A.id == _p("id"))),
+    FilterSpec("addendum_id", Kind.LIST, listed(A.id)),
+    FilterSpec("id", Kind.NUMBER, fixed(lambda: A.id == p("id"))),
     FilterSpec(
         "client_id",
         Kind.LIST,
-        _listed(A.client_id),
-        frozenset({Counter.COUNTS}),
-        "ix_addendums_client_id_id",
+        listed(A.client_id),
+        _COUNTS,
+        id_ordered_index="ix_addendums_client_id_id",
+        counted_as=CounterForm("client_id"),
     ),
-    FilterSpec("payer_id", Kind.NULLABLE_LIST, _listed(A.payer_id)),
-    FilterSpec("provider_id", Kind.LIST, _listed(A.provider_id)),
+    FilterSpec("payer_id", Kind.NULLABLE_LIST, listed(A.payer_id)),
+    FilterSpec("provider_id", Kind.LIST, listed(A.provider_id)),
+    # The counters key a reseller's absence as -1 (the key has no null).
     FilterSpec(
-        "reseller_id", Kind.NULLABLE_LIST, _listed(A.reseller_id), frozenset({Counter.COUNTS})
+        "reseller_id",
+        Kind.NULLABLE_LIST,
+        listed(A.reseller_id),
+        _COUNTS,
+        counted_as=CounterForm("reseller_key", lambda ids: [-1 if i is None else i for i in ids]),
     ),
-    FilterSpec("plan_id", Kind.LIST, _listed(A.plan_id)),
+    FilterSpec("plan_id", Kind.LIST, listed(A.plan_id)),
     FilterSpec(
         "product_id",
         Kind.LIST,
-        _listed(A.product_id),
-        _COUNTED,
-        "ix_addendums_product_id_status_id",
+        listed(A.product_id),
+        _TOTALS_AND_COUNTS,
+        id_ordered_index="ix_addendums_product_id_status_id",
+        counted_as=CounterForm("product_id"),
     ),
-    FilterSpec("currency_id", Kind.LIST, _listed(A.currency_id)),
-    FilterSpec("currency_char_code", Kind.LIST, _listed(A.currency_char_code)),
+    FilterSpec("currency_id", Kind.LIST, listed(A.currency_id)),
+    FilterSpec("currency_char_code", Kind.LIST, listed(A.currency_char_code)),
     # A function of product_id: the importer enforces the catalogue's pairing, so the
     # counters, which know product ids only, can answer it.
-    FilterSpec("product_internal_name", Kind.LIST, _listed(A.product_internal_name), _COUNTED),
+    FilterSpec(
+        "product_internal_name",
+        Kind.LIST,
+        listed(A.product_internal_name),
+        _TOTALS_AND_COUNTS,
+        counted_as=CounterForm("product_id", lambda names: [PRODUCT_IDS[n] for n in names]),
+    ),
     # Counted from addendum_counts, whose key starts with the client: a typical client
     # has a few hundred addendums and about a hundred counter rows.
-    FilterSpec("company_name", Kind.SEARCH, _company, frozenset({Counter.COUNTS})),
-    FilterSpec("plan_name", Kind.SEARCH, _contains_few(A.plan_name_folded)),
-    FilterSpec("product_name", Kind.SEARCH, _contains_few(A.product_name_folded)),
     FilterSpec(
-        "status", Kind.LIST, _listed(A.status), _COUNTED, "ix_addendums_product_id_status_id"
+        "company_name",
+        Kind.SEARCH,
+        company,
+        _COUNTS,
+        counted_as=CounterForm(None, lambda name: escape_like(fold(name))),
+    ),
+    FilterSpec("plan_name", Kind.SEARCH, contains_few(A.plan_name_folded)),
+    FilterSpec("product_name", Kind.SEARCH, contains_few(A.product_name_folded)),
+    FilterSpec(
+        "status",
+        Kind.LIST,
+        listed(A.status),
+        _TOTALS_AND_COUNTS,
+        id_ordered_index="ix_addendums_product_id_status_id",
+        counted_as=CounterForm("status"),
     ),
 )
 SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
@@ -411,6 +324,8 @@ _ORDER = {spec.name: i for i, spec in enumerate(FILTERS)}
 PAGING = frozenset({"limit", "offset", "ordering"})
 if set(SPECS) != set(AddendumQuery.model_fields) - PAGING:
     raise RuntimeError("filters.FILTERS and schemas.AddendumQuery name different filters")
+if any(bool(s.counters - {Counter.DAYS}) != (s.counted_as is not None) for s in FILTERS):
+    raise RuntimeError("filters.FILTERS: a filter counted by the counter rows needs its form")
 # The filters of each id-ordered index, together.
 ID_ORDERED: frozenset[frozenset[str]] = frozenset(
     frozenset(s.name for s in FILTERS if s.id_ordered_index == spec.id_ordered_index)
@@ -427,7 +342,7 @@ def _bind(spec: FilterSpec, value: Any, params: dict[str, Any]) -> Part:
         params["created_on_from"], params["created_on_last"] = utc_day(value)
         return Part(name)
     if spec.kind is Kind.SEARCH:
-        params[name] = _escape_like(fold(value))
+        params[name] = escape_like(fold(value))
         return Part(name)
     if spec.kind in (Kind.LIST, Kind.NULLABLE_LIST):
         numbers = [v for v in value if v is not None]
@@ -458,94 +373,17 @@ def clauses(shape: Shape) -> tuple[ColumnElement[bool], ...]:
     for part in shape.parts:
         out += SPECS[part.name].clause(part, shape.dialect)
     if shape.id_range:
-        out += [A.id >= _p("id_low"), A.id <= _p("id_high")]
+        out += [A.id >= p("id_low"), A.id <= p("id_high")]
     return tuple(out)
 
 
 def _scope(scope: Scope) -> list[ColumnElement[bool]]:
     if scope is Scope.OPERATOR:
         return []
-    account = _p("scope_account")
+    account = p("scope_account")
     if scope is Scope.RESELLER_WALK:
         return [tenant_clause(account, [A.reseller_id + 0], clients=A.client_id + 0)]
     if scope is Scope.RESELLER:
         # Rows of the reseller or of one of its clients.
         return [tenant_clause(account, [A.reseller_id], clients=A.client_id)]
     return [tenant_clause(account, [A.client_id, A.payer_id])]
-
-
-def product_ids(q: AddendumQuery) -> set[int] | None:
-    """The product ids the product filters allow (internal names map 1:1 to ids)."""
-    allowed: set[int] | None = None
-    if q.product_id is not None:
-        allowed = set(q.product_id)
-    if q.product_internal_name is not None:
-        named = {PRODUCT_IDS[n] for n in q.product_internal_name}
-        allowed = named if allowed is None else allowed & named
-    return allowed
-
-
-# --- the same filters over the counter rows (counting.py) ---
-
-
-@dataclass(frozen=True)
-class CountsShape:
-    """Which conditions a sum over ``addendum_counts`` has."""
-
-    dialect: str
-    reseller_scope: bool
-    status: bool
-    product: bool
-    client: bool
-    reseller: bool
-    company: bool
-
-
-def counts_where(
-    q: AddendumQuery, caller: Caller, dialect: str
-) -> tuple[CountsShape, dict[str, Any]]:
-    """``addendum_counts`` rows of what ``caller`` may see and ``q`` filters for (only
-    for filters whose spec names Counter.COUNTS)."""
-    params: dict[str, Any] = {}
-    if caller.is_reseller:
-        params["scope_account"] = caller.account_id
-    if q.status is not None:
-        params["status"] = list(q.status)
-    products = product_ids(q)
-    if products is not None:
-        params["product_id"] = sorted(products)
-    if q.client_id is not None:
-        params["client_id"] = list(q.client_id)
-    if q.reseller_id is not None:
-        params["reseller_key"] = [-1 if v is None else v for v in q.reseller_id]
-    if q.company_name is not None:
-        params["company_name"] = _escape_like(fold(q.company_name))
-    shape = CountsShape(
-        dialect,
-        caller.is_reseller,
-        q.status is not None,
-        products is not None,
-        q.client_id is not None,
-        q.reseller_id is not None,
-        q.company_name is not None,
-    )
-    return shape, params
-
-
-@lru_cache(maxsize=64)
-def counts_clauses(shape: CountsShape) -> tuple[ColumnElement[bool], ...]:
-    """The conditions on ``addendum_counts`` rows; the company name is not among them
-    (its clients are summed one by one: repository.counts_statement)."""
-    c, dialect = COUNTS, shape.dialect
-    out: list[ColumnElement[bool]] = []
-    if shape.reseller_scope:
-        out.append(tenant_clause(_p("scope_account"), [c.reseller_key], clients=c.client_id))
-    if shape.status:
-        out.append(in_list(c.status, "status", dialect))
-    if shape.product:
-        out.append(in_list(c.product_id, "product_id", dialect))
-    if shape.client:
-        out.append(in_list(c.client_id, "client_id", dialect))
-    if shape.reseller:
-        out.append(in_list(c.reseller_key, "reseller_key", dialect))
-    return tuple(out)

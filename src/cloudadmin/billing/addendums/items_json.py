@@ -7,7 +7,7 @@ into Python objects, building their dicts and writing them was about a fifth of 
 server's CPU per small-client request (1.35-1.43 ms before, 1.05-1.19 ms after; docs/
 performance.md, "2026-11-27 (morning): the page written by PostgreSQL"). The database
 pays about 7 µs a row for the writing, so the service asks for it only where its share
-is light (service._database_writes).
+is light (plan.Plan.database_writes).
 
 The text is compact JSON with the keys in the wire's order (schemas.Addendum). Strings
 go through ``to_json``, which escapes as pydantic_core does (``\\"``, ``\\\\``, ``\\b``,

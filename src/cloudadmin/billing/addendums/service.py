@@ -1,11 +1,10 @@
-"""The addendum list, scoped per docs/access.md, in one pass per request: the query
-(parsed by schemas) is planned once (filters, how to count, the order), counted, its
-page read the way the count says is cheap, and shaped for the wire."""
+"""The addendum list, scoped per docs/access.md, one way through: the query (parsed by
+schemas.py) is planned (plan.py, no database), run (repository.py: the count and the
+page in as few statements as the plan allows) and shaped for the wire here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,11 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import URL
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import counting, filters, ordering, repository
-from cloudadmin.billing.addendums.ordering import Order
+from cloudadmin.billing.addendums import filters, ordering, repository
+from cloudadmin.billing.addendums.plan import plan
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.errors import NotFound
 from cloudadmin.kit.pagination import page_links
+
+__all__ = ["get_addendum", "list_addendums", "plan", "status_at"]
 
 
 def status_at(status: str, start: datetime, end: datetime | None, at: datetime) -> str:
@@ -68,139 +69,15 @@ def _out(row: Any, active_at: datetime | None) -> dict[str, Any]:
     return item
 
 
-# The exact count is known before the page is read; for the default (id) order it says
-# which way of reading the page is cheap (docs/billing.md, "Reading a page").
-SORT_AT_MOST = 20_000  # matches: read them through the filters' indexes and sort
-WALK_AT_MOST = 20_000  # rows walked in id order to fill the page
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How a request is answered: its filters, how it is counted, its order."""
-
-    where: filters.Where
-    count: counting.Count
-    order: Order
-    # None unless the order is id first; then whether it is descending.
-    id_descending: bool | None
-
-
-@dataclass(frozen=True)
-class PageRead:
-    """The page's statement: the plan's filters, perhaps written another way, and order."""
-
-    where: filters.Where
-    order: Order
-
-
-def plan(q: AddendumQuery, caller: Caller, dialect: str) -> Plan:
-    """Everything that can be decided before the database is asked."""
-    order = ordering.order_by(q.ordering, dialect)  # a bad field is a 400 before any query
-    where = filters.where(q, caller, dialect)
-    return Plan(where, counting.plan(q, caller, where), order, ordering.id_first(q.ordering))
-
-
-def _walked(q: AddendumQuery, total: int, span: int) -> float:
-    """Rows walked in id order to fill the page, when ``total`` matches are spread
-    evenly over ``span`` rows."""
-    return (q.offset + q.limit) * span / total
-
-
-def _index_ordered(where: filters.Where) -> bool:
-    """Whether one index gives exactly the matches in id order: its filters' equalities
-    and nothing else (an index range, read as far as the page needs)."""
-    shape = where.shape
-    if shape.scope is not filters.Scope.OPERATOR or not all(p.one for p in shape.parts):
-        return False
-    return shape.names in filters.ID_ORDERED
-
-
-def _needs_count(plan: Plan) -> bool:
-    """Whether the page's statement depends on the count: only for the default (id-
-    first) order, and not when one index gives the matches in that order."""
-    return plan.id_descending is not None and not _index_ordered(plan.where)
-
-
-async def _page_read(
-    conn: AsyncConnection, caller: Caller, q: AddendumQuery, plan: Plan, counted: counting.Counted
-) -> PageRead:
-    """How to read the page, once the count is known (docs/billing.md, "Reading a
-    page"): only the default (id-first) order has a choice."""
-    where, order = plan.where, plan.order
-    if not _needs_count(plan):
-        return PageRead(where, order)
-    if counted.named_clients is not None:
-        where = where.rewritten(named_clients=counted.named_clients)
-        if _index_ordered(where):  # one client: its index gives the page in id order
-            return PageRead(where, order)
-    descending = bool(plan.id_descending)
-    total = counted.total
-    if counted.ids is not None:
-        low, high = counted.ids
-        if _walked(q, total, high - low + 1) <= WALK_AT_MOST:
-            return PageRead(where.rewritten(id_range=counted.ids), order)
-    if total <= SORT_AT_MOST:
-        return PageRead(where, ordering.by_id_expression(descending))
-    if caller.is_reseller:
-        rows = await repository.table_rows(conn)
-        if _walked(q, total, rows) <= WALK_AT_MOST:
-            return PageRead(where.rewritten(scope=filters.Scope.RESELLER_WALK), order)
-    return PageRead(where, order)
-
-
 async def list_addendums(
     conn: AsyncConnection, caller: Caller, q: AddendumQuery, *, url: URL
 ) -> bytes:
-    """The page as schemas.AddendumPage has it, as JSON: planned, counted, read, shaped.
-    The items are written by the database where that pays (_database_writes) and it
-    can (repository.writes_items), else here from the rows."""
-    how = plan(q, caller, repository.dialect_of(conn))
-    together = None if _needs_count(how) else counting.one_statement(how.count)
-    as_text = _database_writes(q, how) and repository.writes_items(conn)
-    if together is not None and as_text:
-        # One round trip instead of two: a page that does not depend on the count is
-        # read with it (a third of a selective request's statements).
-        total, items = await repository.counted_page_text(
-            conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
-        )
-        return _answer(url, q, total, items)
-    if together is not None:
-        read_together = await repository.counted_page(
-            conn, how.where, how.order, *together, limit=q.limit, offset=q.offset
-        )
-        if read_together is not None:  # an empty page says nothing of the count
-            total, rows = read_together
-            return _answer(url, q, total, _written(rows, q.active_at))
-    counted = await counting.count(conn, how.count)
-    total = counted.total
-    if q.offset >= total or together is not None:
-        return _answer(url, q, total, b"")
-    read = await _page_read(conn, caller, q, how, counted)
-    if as_text:
-        items = await repository.page_text(
-            conn, read.where, read.order, limit=q.limit, offset=q.offset
-        )
-        return _answer(url, q, total, items)
-    rows = await repository.page(conn, read.where, read.order, limit=q.limit, offset=q.offset)
-    return _answer(url, q, total, _written(rows, q.active_at))
-
-
-# The database writes the items (items_json) only where its own share of the request is
-# light: a count from the counters and a page near the start. There the service's CPU is
-# what limits the list, and the rows' decoding and writing were a fifth of it; a count of
-# the rows themselves or a deep offset keeps the database busy instead, and the items'
-# writing would add to it (docs/performance.md, "2026-11-27 (morning)").
-WRITTEN_AT_MOST = 1_000  # offset + limit
-
-
-def _database_writes(q: AddendumQuery, how: Plan) -> bool:
-    """Whether the database is to write the page's items (not with ``active_at``, whose
-    status at that instant is worked out here)."""
-    return (
-        q.active_at is None
-        and not isinstance(how.count, counting.FromRows)
-        and q.offset + q.limit <= WRITTEN_AT_MOST
-    )
+    """The page as schemas.AddendumPage has it, as JSON: planned (plan.py), run
+    (repository.py), shaped here. The items come written by the database when the plan
+    says so (plan.Plan.database_writes), else are written here from the rows."""
+    found = await repository.run(conn, plan(q, caller, repository.dialect_of(conn)))
+    items = found.text if found.text is not None else _written(found.rows, q.active_at)
+    return _answer(url, q, found.total, items)
 
 
 def _written(rows: Sequence[Any], active_at: datetime | None) -> bytes:
