@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import uuid
@@ -92,12 +91,6 @@ class Inbox:
             timeout,
         )
         self.received = [m for m in self.received if m.message_id != marker]
-        return self.received
-
-    async def settle(self, seconds: float = 1.5) -> list[Any]:
-        """Waits ``seconds`` for messages that must not come (a duplicate, an event not
-        owed), then returns all that arrived."""
-        await asyncio.sleep(seconds)
         return self.received
 
 

@@ -30,6 +30,7 @@ from tests.events.helpers import dispatch_all, make_subscription
 from tests.events.sockets import closed_port
 from tests.events.test_mail import configure_mail, send_all, wrong
 from tests.factories import Landscape, auth
+from tests.waiting import until
 
 BASE = "/cloud/v1/user_actions"
 SUBSCRIBE = f"{BASE}/subscribe_amqp"
@@ -236,11 +237,8 @@ class TestRepairRetriesAtOnce:
             headers=auth(ls.reseller),
         )
         assert r.status_code == 200, r.text
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while not mailbox.messages and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        assert len(mailbox.messages) == 1, "the held mail was not sent after the repair"
+        await until(lambda: mailbox.messages, "the held mail to be sent after the repair")
+        assert len(mailbox.messages) == 1, mailbox.messages
 
 
 class TestMaskingParsesTheUrl:

@@ -16,6 +16,7 @@ from tests.cli.test_serve import DOCUMENT
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.servers import free_port, wait_until_healthy
+from tests.waiting import until
 
 pytestmark = pytest.mark.slow
 # The server runs beside the test; blocking process calls are fine here.
@@ -77,7 +78,14 @@ class TestServeDispatches:
             # Subscribing is itself a user action, owed to the new subscription.
             got = await inbox.drain(2, timeout=60)
             assert [json.loads(m.body)["api_group"] for m in got] == ["amqp_subscription", "seller"]
-            assert len(await inbox.settle()) == 2  # two server processes, one dispatcher
+            # The other process (which may start late) has found the lock taken: were it
+            # to take it at the stop, the log below would show two dispatchers started.
+            await until(
+                lambda: "standing by" in (tmp_path / "serve.log").read_text(),
+                "the second server process to stand by",
+                timeout=60,
+            )
+            assert len(await inbox.flushed()) == 2  # two server processes, one dispatcher
         finally:
             proc.terminate()
             proc.wait(timeout=30)
