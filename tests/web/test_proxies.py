@@ -195,11 +195,14 @@ class TestAccessLogFilter:
         assert "redact_query" in config["loggers"]["uvicorn.access"]["filters"]
 
 
-@pytest.fixture
-def served(
-    database_url: str, session: AsyncSession, ls: Landscape, tmp_path: Path
-) -> Iterator[tuple[str, Landscape, Path]]:
-    """A real `cloudadmin serve` on loopback over the test database, its log in a file."""
+@pytest.fixture(scope="class")
+def server(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """A real `cloudadmin serve` on loopback over the test database, its log in a file:
+    one for the class's tests on each database (it keeps no rows of its own, so each
+    test's rows, arranged after the tables were emptied, are what it reads)."""
+    tmp_path = tmp_path_factory.mktemp("served")
     env = {
         **os.environ,
         "CLOUDADMIN_DATABASE_URL": database_url,
@@ -231,10 +234,16 @@ def served(
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_healthy(base, proc)
-            yield base, ls, log_path
+            yield base, log_path
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+@pytest.fixture
+def served(server: tuple[str, Path], ls: Landscape) -> tuple[str, Landscape, Path]:
+    base, log_path = server
+    return base, ls, log_path
 
 
 @pytest.mark.slow
