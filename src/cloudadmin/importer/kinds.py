@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Table, func
 from cloudadmin.cloud.pricing.records import PriceRecord
 from cloudadmin.db import models as m
 from cloudadmin.db.base import table_of
+from cloudadmin.importer import cloud_records as cr
 from cloudadmin.importer import records as r
 from cloudadmin.importer import rows
 from cloudadmin.kit.caseless import fold
@@ -95,16 +96,16 @@ KINDS: tuple[Kind, ...] = (
          identity="reseller", refs=(RESELLER,)),
     Kind("notification_settings", r.NotificationSettingRecord, table_of(m.NotificationSetting),
          rows.notification_setting_row, refs=(RESELLER,)),
-    Kind("projects", r.ProjectRecord, table_of(m.Project), rows.project_row, refs=(CLIENT,)),
-    Kind("regions", r.RegionRecord, table_of(m.Region), rows.region_row),
-    Kind("listeners", r.ListenerRecord, table_of(m.Listener), rows.listener_row,
+    Kind("projects", cr.ProjectRecord, table_of(m.Project), rows.project_row, refs=(CLIENT,)),
+    Kind("regions", cr.RegionRecord, table_of(m.Region), rows.region_row),
+    Kind("listeners", cr.ListenerRecord, table_of(m.Listener), rows.listener_row,
          refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
-    Kind("lifecycle_policies", r.LifecyclePolicyRecord, table_of(m.LifecyclePolicy),
+    Kind("lifecycle_policies", cr.LifecyclePolicyRecord, table_of(m.LifecyclePolicy),
          rows.lifecycle_policy_row,
          refs=(Ref("project_id", "projects"), Ref("region_id", "regions"))),
     Kind("addendums", r.AddendumRecord, table_of(m.Addendum), rows.addendum_row,
          refs=(Ref("client_id", "clients"),)),
-    Kind("amqp_subscriptions", r.AmqpSubscriptionRecord, table_of(m.AmqpSubscription),
+    Kind("amqp_subscriptions", cr.AmqpSubscriptionRecord, table_of(m.AmqpSubscription),
          rows.amqp_subscription_row, refs=(CLIENT,),
          unique=(Unique("client", lambda t: t.c.client_id),)),
     Kind("prices", PriceRecord, table_of(m.PriceCatalogue), rows.price_row,

@@ -14,6 +14,7 @@ from typing import Any
 from cloudadmin.billing.addendums.names import derive_row
 from cloudadmin.cloud.pricing import records as prices
 from cloudadmin.cloud.pricing.records import PriceRecord
+from cloudadmin.importer import cloud_records as cr
 from cloudadmin.importer import records as r
 from cloudadmin.kit.caseless import fold
 from cloudadmin.kit.crypto import SecretBox, hash_password
@@ -133,15 +134,15 @@ def notification_setting_row(rec: r.NotificationSettingRecord, _ctx: RowContext)
     return _fields(rec, "id", "notification_type", "email", "enabled", reseller_id="reseller")
 
 
-def project_row(rec: r.ProjectRecord, _ctx: RowContext) -> Row:
+def project_row(rec: cr.ProjectRecord, _ctx: RowContext) -> Row:
     return _fields(rec, "id", "name", client_id="client")
 
 
-def region_row(rec: r.RegionRecord, _ctx: RowContext) -> Row:
+def region_row(rec: cr.RegionRecord, _ctx: RowContext) -> Row:
     return _fields(rec, "id", "name")
 
 
-def listener_row(rec: r.ListenerRecord, _ctx: RowContext) -> Row:
+def listener_row(rec: cr.ListenerRecord, _ctx: RowContext) -> Row:
     row = _fields(
         rec,
         "id project_id region_id name allowed_cidrs connection_limit creator_task_id",
@@ -157,7 +158,7 @@ def listener_row(rec: r.ListenerRecord, _ctx: RowContext) -> Row:
     return row
 
 
-def lifecycle_policy_row(rec: r.LifecyclePolicyRecord, _ctx: RowContext) -> Row:
+def lifecycle_policy_row(rec: cr.LifecyclePolicyRecord, _ctx: RowContext) -> Row:
     row = _fields(rec, "id", "project_id", "region_id", "name", "action", "status", "user_id")
     # As written: the two schedule variants carry different fields.
     row["schedules"] = [s.model_dump(exclude_unset=True) for s in rec.schedules]
@@ -169,7 +170,7 @@ def price_row(rec: PriceRecord, _ctx: RowContext) -> Row:
     return prices.price_row(rec)
 
 
-def amqp_subscription_row(rec: r.AmqpSubscriptionRecord, ctx: RowContext) -> Row:
+def amqp_subscription_row(rec: cr.AmqpSubscriptionRecord, ctx: RowContext) -> Row:
     row = _fields(
         rec, "id", "exchange", "routing_key", "receive_child_client_events", client_id="client"
     )
