@@ -33,6 +33,7 @@ from tests.iam.accounts_helpers import STRONG_PASSWORD
 from tests.iam.users_helpers import Cast, cast
 from tests.provider.conformance import assert_answer_matches, in_provider
 from tests.provider.extract import our_operations
+from tests.web.lists import openapi
 
 Case = Callable[[httpx.AsyncClient, AsyncSession], Awaitable[list[httpx.Response]]]
 CASES: dict[tuple[str, str], Case] = {}
@@ -82,7 +83,7 @@ def case(method: str, path: str) -> Callable[[Case], Case]:
     return register
 
 
-OURS = sorted(our_operations())  # (METHOD, path) of this service's OpenAPI
+OURS = sorted(our_operations(openapi()))  # (METHOD, path) of this service's OpenAPI
 
 
 def ident(op: tuple[str, str]) -> str:
