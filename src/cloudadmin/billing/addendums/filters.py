@@ -176,8 +176,41 @@ def _clients_forcompany(
     return replace(shape, parts=tuple(parts)), params
 
 
-_TOTALS_AND_COUNTS = frozenset({Counter.TOTALS, Counter.COUNTS})
+_BOTH = frozenset({Counter.TOTALS, Counter.COUNTS})
 _COUNTS = frozenset({Counter.COUNTS})
+# The indexes that give one value's (or one pair's) matches in id order.
+_BY_CLIENT = "ix_addendums_client_id_id"
+_BY_PRODUCT = "ix_addendums_product_id_status_id"
+
+
+def _counted(
+    name: str,
+    column: Any,
+    counters: frozenset[Counter],
+    form: CounterForm,
+    id_ordered_index: str | None = None,
+    kind: Kind = Kind.LIST,
+) -> FilterSpec:
+    """A list filter that counter rows can count, written over them as ``form`` says."""
+    return FilterSpec(
+        name, kind, listed(column), counters, counted_as=form, id_ordered_index=id_ordered_index
+    )
+
+
+def _reseller_keys(ids: list[int | None]) -> list[int]:
+    """The counters key a reseller's absence as -1 (their key has no null)."""
+    return [-1 if i is None else i for i in ids]
+
+
+def _named_products(names: list[str]) -> list[int]:
+    """Internal names are a function of product ids: the importer enforces the
+    catalogue's pairing, so the counters, which know product ids only, can answer them."""
+    return [PRODUCT_IDS[n] for n in names]
+
+
+_RESELLER_KEY = CounterForm("reseller_key", _reseller_keys)
+_NAMED_PRODUCTS = CounterForm("product_id", _named_products)
+
 
 FILTERS: tuple[FilterSpec, ...] = (
     # start <= t < end
@@ -258,46 +291,18 @@ FILTERS: tuple[FilterSpec, ...] = (
     ),
     FilterSpec("addendum_id", Kind.LIST, listed(A.id)),
     FilterSpec("id", Kind.NUMBER, fixed(lambda: A.id == p("id"))),
-    FilterSpec(
-        "client_id",
-        Kind.LIST,
-        listed(A.client_id),
-        _COUNTS,
-        id_ordered_index="ix_addendums_client_id_id",
-        counted_as=CounterForm("client_id"),
-    ),
+    _counted("client_id", A.client_id, _COUNTS, CounterForm("client_id"), _BY_CLIENT),
     FilterSpec("payer_id", Kind.NULLABLE_LIST, listed(A.payer_id)),
     FilterSpec("provider_id", Kind.LIST, listed(A.provider_id)),
-    # The counters key a reseller's absence as -1 (the key has no null).
-    FilterSpec(
-        "reseller_id",
-        Kind.NULLABLE_LIST,
-        listed(A.reseller_id),
-        _COUNTS,
-        counted_as=CounterForm("reseller_key", lambda ids: [-1 if i is None else i for i in ids]),
-    ),
+    _counted("reseller_id", A.reseller_id, _COUNTS, _RESELLER_KEY, kind=Kind.NULLABLE_LIST),
     FilterSpec("plan_id", Kind.LIST, listed(A.plan_id)),
-    FilterSpec(
-        "product_id",
-        Kind.LIST,
-        listed(A.product_id),
-        _TOTALS_AND_COUNTS,
-        id_ordered_index="ix_addendums_product_id_status_id",
-        counted_as=CounterForm("product_id"),
-    ),
+    _counted("product_id", A.product_id, _BOTH, CounterForm("product_id"), _BY_PRODUCT),
     FilterSpec("currency_id", Kind.LIST, listed(A.currency_id)),
     FilterSpec("currency_char_code", Kind.LIST, listed(A.currency_char_code)),
-    # A function of product_id: the importer enforces the catalogue's pairing, so the
-    # counters, which know product ids only, can answer it.
-    FilterSpec(
-        "product_internal_name",
-        Kind.LIST,
-        listed(A.product_internal_name),
-        _TOTALS_AND_COUNTS,
-        counted_as=CounterForm("product_id", lambda names: [PRODUCT_IDS[n] for n in names]),
-    ),
+    _counted("product_internal_name", A.product_internal_name, _BOTH, _NAMED_PRODUCTS),
     # Counted from addendum_counts, whose key starts with the client: a typical client
-    # has a few hundred addendums and about a hundred counter rows.
+    # has a few hundred addendums and about a hundred counter rows; the search names
+    # the clients whose rows are summed.
     FilterSpec(
         "company_name",
         Kind.SEARCH,
@@ -307,14 +312,7 @@ FILTERS: tuple[FilterSpec, ...] = (
     ),
     FilterSpec("plan_name", Kind.SEARCH, contains_few(A.plan_name_folded)),
     FilterSpec("product_name", Kind.SEARCH, contains_few(A.product_name_folded)),
-    FilterSpec(
-        "status",
-        Kind.LIST,
-        listed(A.status),
-        _TOTALS_AND_COUNTS,
-        id_ordered_index="ix_addendums_product_id_status_id",
-        counted_as=CounterForm("status"),
-    ),
+    _counted("status", A.status, _BOTH, CounterForm("status"), _BY_PRODUCT),
 )
 SPECS: dict[str, FilterSpec] = {spec.name: spec for spec in FILTERS}
 
