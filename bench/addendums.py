@@ -262,8 +262,8 @@ async def record_sql(url: str, tmp: Path, check: bool) -> Recorded:
     from sqlalchemy import event, text
 
     from cloudadmin.app import create_app
-    from cloudadmin.auth.app_state import app_state
     from cloudadmin.config import Settings
+    from cloudadmin.web.app_state import app_state
 
     app = create_app(Settings(database_url=url, secret_key=SECRET_KEY, data_dir=tmp))
     engine = app_state(app).engine

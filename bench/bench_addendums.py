@@ -28,10 +28,10 @@ import httpx
 from sqlalchemy import text
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from cloudadmin.importer.command import load_into
+from cloudadmin.web.app_state import app_state
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -21,12 +21,12 @@ import httpx
 from sqlalchemy import insert
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
 from cloudadmin.db.models import ActivityLogEntry, ApiKey, Client, Seller, User, user_groups
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.crypto import hash_api_secret
+from cloudadmin.web.app_state import app_state
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402

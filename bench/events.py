@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url  # noqa: E402
 
 from cloudadmin.app import create_app  # noqa: E402
-from cloudadmin.auth.app_state import app_state  # noqa: E402
 from cloudadmin.config import Settings  # noqa: E402
 from cloudadmin.db.migrate import upgrade  # noqa: E402
 from cloudadmin.db.models import (  # noqa: E402
@@ -43,6 +42,7 @@ from cloudadmin.db.models import (  # noqa: E402
 )
 from cloudadmin.db.types import utcnow  # noqa: E402
 from cloudadmin.kit.crypto import hash_api_secret  # noqa: E402
+from cloudadmin.web.app_state import app_state
 
 RABBIT = os.environ.get("CLOUDADMIN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 SECRET_KEY = "bench-events"

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.migrate import upgrade
+from cloudadmin.web.app_state import app_state
 from tests.cleaning import empty_all_tables
 from tests.databases import create_pg_database, drop_pg_database, postgres_base_url
 from tests.routed_apps import kept_engine, routed_app

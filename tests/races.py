@@ -18,7 +18,7 @@ import httpx
 from sqlalchemy import event, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
+from cloudadmin.web.app_state import app_state
 from tests.waiting import until
 
 WAITING = text(

@@ -3,7 +3,7 @@
 FastAPI 0.165 builds a route's request handling (its dependencies' and models' validators)
 in each application that includes it, on the application's first request to the route's
 router: with an application per test, that building cost a third of a simple test's time.
-An application depends on its settings only through its state (auth/app_state.py) and a
+An application depends on its settings only through its state (web/app_state.py) and a
 few values read when it is made (the middleware's limits, the trusted proxies, whether
 /metrics is served); so a test whose settings differ from an earlier test's only in their
 data directory gets that earlier application, with the state just made for it installed.
@@ -24,9 +24,9 @@ from pathlib import Path
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
+from cloudadmin.web.app_state import app_state
 
 # A test's own data directory: left out of the comparison of settings.
 _ANY_DATA_DIR = Path("data-dir-of-each-test")

@@ -22,7 +22,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from cloudadmin import __version__
-from cloudadmin.auth.app_state import AppState, app_state
 from cloudadmin.auth.throttle import Throttle
 from cloudadmin.billing.reports.runner import run_report_jobs
 from cloudadmin.billing.routes import routers as billing_routers
@@ -47,6 +46,7 @@ from cloudadmin.observability.metrics import DB_POOL_SIZE
 from cloudadmin.observability.request_observer import ObserveMiddleware
 from cloudadmin.portal import routes as portal
 from cloudadmin.web import docs_pages, metrics_page, route_index
+from cloudadmin.web.app_state import AppState, app_state
 from cloudadmin.web.context import RequestContextMiddleware
 from cloudadmin.web.error_render import render, render_exception
 from cloudadmin.web.openapi import add_api_key_security, add_error_schema

@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.web.app_state import app_state
 from tests.databases import redis_url
 from tests.factories import auth, make_client, make_key, make_reseller, make_user
 from tests.pool import Checkouts

@@ -23,10 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.throttle import RETRY_SECONDS, Throttle
 from cloudadmin.config import Settings
 from cloudadmin.errors import Throttled
+from cloudadmin.web.app_state import app_state
 from tests.databases import redis_url
 from tests.factories import auth, make_client, make_key, make_reseller, make_user
 from tests.scrape import scrape

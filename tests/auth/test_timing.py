@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
 from cloudadmin.auth import service
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, landscape
 
 # Medians of refusal times: kept apart from servers and workers under xdist (conftest.py).

@@ -15,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import AmqpSubscription, Branding, WebhookSubscription
@@ -25,6 +24,7 @@ from cloudadmin.db.models.instance import InstanceMark
 from cloudadmin.db.secret_rotation import KINDS, rotate_secrets
 from cloudadmin.events.mail import SEALED_KINDS, enqueue_invitation
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.app_state import app_state
 from tests.cli.commands import environment, run_async
 from tests.factories import auth, landscape, make_client, next_id
 

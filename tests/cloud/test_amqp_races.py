@@ -10,8 +10,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import AmqpSubscription
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events
 from tests.events.helpers import make_subscription
 from tests.factories import auth

@@ -12,8 +12,8 @@ from gcore.types.cloud.load_balancer_listener_list import LoadBalancerListenerLi
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import Listener
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_listener
 from tests.factories import auth
 from tests.races import LockWaits

@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
 from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import PriceCatalogue
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, events, make_prices
 from tests.factories import auth
 

@@ -10,13 +10,13 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.cloud.listeners import service as listeners
 from cloudadmin.cloud.scoping import RegionPath
 from cloudadmin.cloud.tasks import runner
 from cloudadmin.cloud.tasks.service import LEASE
 from cloudadmin.db.types import utcnow
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import CloudLandscape, cloud_landscape, make_listener
 from tests.cloud.tasks_helpers import (
     TASK_FIELDS,

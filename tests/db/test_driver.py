@@ -12,11 +12,11 @@ from sqlalchemy import Integer, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError, InvalidRequestError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db import driver
 from cloudadmin.db.engine import is_autocommit
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.db.request_db import ReadDatabase
+from cloudadmin.web.app_state import app_state
 
 LOG: Any = ActivityLogEntry.__table__
 T0 = datetime(2025, 5, 15, 12, 0, tzinfo=UTC)

@@ -16,8 +16,8 @@ from aiosmtpd.controller import Controller
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, landscape
 from tests.waiting import until
 

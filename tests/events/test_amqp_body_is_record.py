@@ -11,7 +11,6 @@ from fastapi import FastAPI
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import (
     AmqpSubscription,
     DeliveryState,
@@ -21,6 +20,7 @@ from cloudadmin.db.models import (
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.cloud.helpers import make_listener, make_project, make_region
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription

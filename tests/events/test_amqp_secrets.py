@@ -15,7 +15,6 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import (
     ActivityLogEntry,
     AmqpSubscription,
@@ -25,6 +24,7 @@ from cloudadmin.db.models import (
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox, Mailbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.events.sockets import closed_port

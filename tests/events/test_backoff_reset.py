@@ -10,9 +10,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.receiver import Receiver
 from tests.events.test_webhooks import act, due_now, make_webhook, pending, state_of
 from tests.factories import Landscape

@@ -13,7 +13,6 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import MailMessage
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.amqp import COULD_NOT_CONNECT as NO_BROKER
@@ -22,6 +21,7 @@ from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.mail import COULD_NOT_CONNECT as NO_MAIL_SERVER
 from cloudadmin.events.mail import enqueue
 from cloudadmin.events.webhooks import COULD_NOT_CONNECT
+from cloudadmin.web.app_state import app_state
 from tests.events.floods import CAP, ReturningBroker, flood
 from tests.events.test_mail import configure_mail
 from tests.events.test_webhooks import act, make_webhook, pending, state_of

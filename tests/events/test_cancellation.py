@@ -17,11 +17,11 @@ from fastapi import FastAPI
 from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.lanes import Doorbell
+from cloudadmin.web.app_state import app_state
 from tests.cutproxy import CutProxy, cut_proxy
 from tests.events.receiver import Receiver
 from tests.events.test_webhooks import act, make_webhook

@@ -11,13 +11,13 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import AmqpSubscription, DeliveryState, EventDelivery
 from cloudadmin.db.types import utcnow
 from cloudadmin.events import user_actions
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Resource
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth

@@ -11,10 +11,10 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import DeliveryState
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.failure_log import FailureLog
+from cloudadmin.web.app_state import app_state
 from tests.events.helpers import make_subscription
 from tests.events.sockets import closed_port
 from tests.factories import Landscape, auth

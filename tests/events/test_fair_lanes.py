@@ -15,9 +15,9 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import WebhookDeliveryState
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.receiver import Received, Receiver
 from tests.events.test_webhooks import act, make_webhook, pending
 from tests.factories import make_client

@@ -14,7 +14,6 @@ from fastapi import FastAPI
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
     AmqpSubscription,
@@ -26,6 +25,7 @@ from cloudadmin.db.models import (
 )
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.events.sockets import SilentListener, closed_port, silent_listener

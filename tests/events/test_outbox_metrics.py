@@ -13,10 +13,10 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import MailMessage, UserActionEvent
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Mailbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.events.receiver import Receiver

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from fastapi import FastAPI
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.single import DispatcherLock
+from cloudadmin.web.app_state import app_state
 from tests.waiting import until
 
 

@@ -13,9 +13,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.events.dispatcher import Dispatcher
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.factories import Landscape, auth

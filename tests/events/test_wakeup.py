@@ -16,12 +16,12 @@ from fastapi import FastAPI
 from sqlalchemy import event, insert, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.dialect import notify
 from cloudadmin.db.models import DeliveryState, EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.wakeup import CHANNEL, outbox_written, subscribe_local
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription
 from tests.factories import Landscape, auth, make_client

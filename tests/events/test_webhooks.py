@@ -17,7 +17,6 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.config import Settings
 from cloudadmin.db.models import (
@@ -33,6 +32,7 @@ from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.webhooks import COULD_NOT_CONNECT, REDIRECTED, TLS_FAILED
 from cloudadmin.kit.crypto import SecretBox
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Inbox
 from tests.events.helpers import dispatch_all, make_subscription
 from tests.events.receiver import Receiver, self_signed

@@ -14,11 +14,11 @@ from fastapi import FastAPI
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import EventDelivery, UserActionEvent
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.wakeup import outbox_written
+from cloudadmin.web.app_state import app_state
 from tests.conftest import OUTBOUND_ALLOW
 from tests.events.conftest import Inbox
 from tests.events.helpers import make_subscription

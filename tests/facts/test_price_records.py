@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.pricing.catalogue import PriceFileError, load_prices_file
 from cloudadmin.db.models import PriceCatalogue
 from cloudadmin.importer import load_document
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.app_state import app_state
 from tests.facts.doors import base_landscape, importer_accepts
 
 GOOD = {"region_id": 76, "currency_code": "EUR", "public_ipv4_per_hour": "0.005"}

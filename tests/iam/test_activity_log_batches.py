@@ -16,9 +16,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape
 
 ADDENDUMS = "/billing/org/v1/addendums"

@@ -8,8 +8,8 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.web.app_state import app_state
 from tests.factories import auth, landscape
 from tests.iam.test_branding import UPLOAD, raster
 

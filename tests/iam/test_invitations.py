@@ -21,13 +21,13 @@ from pydantic import SecretStr
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import Branding, MailMessage, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import verify_password
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape, make_client, make_user
 from tests.iam.accounts_helpers import STRONG_PASSWORD, fresh
 from tests.races import in_order

@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import ApiKey, Group, User
 from cloudadmin.db.models.idempotency import IdempotencyKey
 from cloudadmin.db.types import utcnow
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape, make_client, make_key, make_user
 from tests.iam.accounts_helpers import events, fresh
 

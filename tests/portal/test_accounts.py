@@ -16,13 +16,13 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import ActivityLogEntry, Client, PortalPreference, User, UserActionEvent
 from cloudadmin.errors import NotFound, PermissionDenied, ValidationError
 from cloudadmin.iam.clients import availability
 from cloudadmin.iam.clients import search as accounts_search
 from cloudadmin.iam.clients.search import AccountSearch
+from cloudadmin.web.app_state import app_state
 from tests.factories import make_client, make_key, make_seller
 from tests.portal.people import People, sign_in
 

@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
 from cloudadmin.billing.addendums import chart, export
 from cloudadmin.billing.addendums.schemas import AddendumQuery
@@ -28,6 +27,7 @@ from cloudadmin.config import Settings
 from cloudadmin.db.models import User
 from cloudadmin.portal.csv_export import cell, csv_text_download
 from cloudadmin.portal.sections import billing_query
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.query_model import QueryModel
 from tests.billing.helpers import addendum_row, at, caller, insert_addendums
 from tests.factories import auth, make_key

@@ -17,7 +17,6 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.models import ActivityLogEntry, Client, WebhookDeliveryState
 from cloudadmin.db.types import utcnow
@@ -27,6 +26,7 @@ from cloudadmin.events.dispatcher import Dispatcher
 from cloudadmin.events.user_actions import Resource
 from cloudadmin.events.wakeup import subscribe_local
 from cloudadmin.events.webhooks import refused_status
+from cloudadmin.web.app_state import app_state
 from tests.events.helpers import make_subscription
 from tests.events.receiver import Receiver
 from tests.events.test_webhooks import make_webhook

@@ -20,7 +20,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import Branding, MailMessage, PortalSession, User
 from cloudadmin.db.types import utcnow
@@ -28,6 +27,7 @@ from cloudadmin.events.mail import PASSWORD_RESET, PLATFORM, MailSender, Platfor
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import SecretBox, verify_password
 from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Mailbox
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 

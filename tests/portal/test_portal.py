@@ -14,12 +14,12 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import MailMessage, NotificationSetting, PortalSession, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.iam.sign_in import sessions
 from cloudadmin.kit.crypto import hash_password
+from cloudadmin.web.app_state import app_state
 from tests.factories import make_client, make_reseller, make_user
 
 PASSWORD = "correct horse battery"

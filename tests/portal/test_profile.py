@@ -14,11 +14,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, ApiKey, Client, PortalSession, User
 from cloudadmin.db.types import utcnow
 from cloudadmin.kit.crypto import hash_password, verify_password
+from cloudadmin.web.app_state import app_state
 from tests.factories import make_key, make_seller, make_user
 from tests.portal.people import PASSWORD, People, sign_in
 

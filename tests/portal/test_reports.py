@@ -23,11 +23,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.billing.reports import runner, service
 from cloudadmin.billing.reports.runner import ReportJobs
 from cloudadmin.db.models import ActivityLogEntry, Addendum, Client, MonthlyReport
 from cloudadmin.db.types import utcnow
+from cloudadmin.web.app_state import app_state
 from tests.deploy.processes import Process, start
 from tests.portal.people import People, sign_in
 from tests.waiting import until

@@ -19,7 +19,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, CallerKind
 from cloudadmin.billing.addendums import filters as addendum_filters
 from cloudadmin.db.models import (
@@ -46,6 +45,7 @@ from cloudadmin.iam.sign_in.credentials import (
 from cloudadmin.iam.users import manage as users_manage
 from cloudadmin.kit.crypto import verify_password
 from cloudadmin.kit.pagination import Paging
+from cloudadmin.web.app_state import app_state
 from tests.portal.crawl import routes_with
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 

@@ -15,7 +15,6 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, PortalSession, User, UserTwoFactor
 from cloudadmin.db.secret_rotation import KINDS, rotate_secrets
@@ -23,6 +22,7 @@ from cloudadmin.db.types import utcnow
 from cloudadmin.iam.sign_in.two_factor import HOLD, MAX_WRONG_CODES, PendingSignIns
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.app_state import app_state
 from tests.portal.people import PASSWORD, People, sign_in, token_of
 
 SECRET = re.compile(r'id="totp-secret">([A-Z2-7 ]+)<')

@@ -22,11 +22,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, Branding, Client, NotificationSetting
 from cloudadmin.iam.reselling.branding.schemas import MAIL_PASSWORD_MASK
 from cloudadmin.kit.crypto import hash_password
+from cloudadmin.web.app_state import app_state
 from tests.events.conftest import Mailbox
 from tests.factories import make_user
 from tests.portal.people import PASSWORD as PORTAL_PASSWORD

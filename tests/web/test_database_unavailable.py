@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.web.app_state import app_state
 from tests.databases import postgres_base_url, with_database
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
+from cloudadmin.web.app_state import app_state
 
 
 class TestHead:

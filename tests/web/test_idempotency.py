@@ -13,7 +13,6 @@ from fastapi import APIRouter, FastAPI
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.db.models import (
     ActivityLogEntry,
     AmqpSubscription,
@@ -22,6 +21,7 @@ from cloudadmin.db.models import (
     Seller,
     User,
 )
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.idempotency import LEASE_SECONDS, Idempotent
 from cloudadmin.web.route import ApiRoute
 from tests.factories import Landscape, auth, landscape, make_key, make_user

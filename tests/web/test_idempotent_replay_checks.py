@@ -15,10 +15,10 @@ from fastapi import APIRouter, FastAPI
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.db.models import ApiKey, Branding, IdempotencyKey, NotificationSetting, User
 from cloudadmin.db.models.accounts import user_groups
 from cloudadmin.kit.crypto import hash_api_secret
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 from tests.factories import Landscape, auth, landscape, make_client, make_user, next_id

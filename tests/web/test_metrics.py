@@ -14,9 +14,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.turns import Turns
 from tests.factories import Landscape, auth, landscape
 from tests.scrape import scrape

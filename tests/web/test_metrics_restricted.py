@@ -12,9 +12,9 @@ from pydantic import SecretStr
 from pydantic import ValidationError as SettingsError
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.observability.metrics_access import start_metrics_server
+from cloudadmin.web.app_state import app_state
 from tests.pool import Checkouts
 from tests.servers import free_port
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from cloudadmin.auth.app_state import app_state
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.route import ApiRoute
 
 

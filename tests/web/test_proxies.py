@@ -19,10 +19,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.logs import RedactAccessQuery, log_config
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape
 from tests.servers import free_port, wait_until_healthy
 

@@ -14,9 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.app import create_app
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.models import ActivityLogEntry, FailedLoginNotice
+from cloudadmin.web.app_state import app_state
 from tests.factories import Landscape, auth, landscape
 from tests.pool import Checkouts
 

@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.engine import create_engine
 from cloudadmin.db.models import ActivityLogEntry, Seller
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.route import ApiRoute, answers, describe
 from tests.factories import Landscape, auth, landscape, make_seller
 

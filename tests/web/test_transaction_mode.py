@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi import APIRouter, Depends
 
-from cloudadmin.auth.deps import CurrentCaller, ReadSession, Session, WriteSession
+from cloudadmin.web.deps import CurrentCaller, ReadSession, Session, WriteSession
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, transaction_mode
 

@@ -5,10 +5,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fastapi.security import APIKeyHeader
+
 from cloudadmin.errors import NotAuthenticated, TokenNotValid
 from cloudadmin.kit.ints import INT32_MAX
 
 _TOKEN = re.compile(r"^(\d{1,10})[_$](\S+)$")
+
+# The scheme of every authenticated operation ("APIKey"), for the OpenAPI document only
+# (web/openapi.py): authentication reads the header itself (auth/request_caller.py), for
+# exact errors. As a dependency of web's get_caller it was solved on every request, and
+# a security scheme's bookkeeping in FastAPI's dependency solving cost 30-60 µs of each
+# (docs/performance.md, "The list's request path"), for one header lookup.
+API_KEY_SCHEME = APIKeyHeader(
+    name="Authorization",
+    scheme_name="APIKey",
+    description="`apikey <id>_<secret>`",
+    auto_error=False,
+)
 
 
 @dataclass(frozen=True, slots=True)

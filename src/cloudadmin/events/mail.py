@@ -238,8 +238,8 @@ async def note_failed_login(
     """Queues a failed-login mail for the key's account, at most once per key per
     10 minutes (``note_failed_authentication``).
 
-    The caller must hold no pooled connection (auth/deps.py lets go of the request's
-    first): this opens one of its own. create_app hands it to auth/deps.py as
+    The caller must hold no pooled connection (auth/request_caller.py lets go of the request's
+    first): this opens one of its own. create_app hands it to authentication as
     ``AppState.note_failed_login`` (auth sits below events)."""
 
     async def account(session: AsyncSession) -> Client | None:

@@ -17,10 +17,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import Throttled
 from cloudadmin.portal.context import PREFIX, PageAnswer, forbidden_form
 from cloudadmin.portal.pages import fragment, page, refused
+from cloudadmin.web.app_state import app_state
 
 SIGN_IN_COOKIE = "portal_sign_in"
 TOO_MANY_SIGN_INS = "Too many failed sign-ins from this address. Wait a while and try again."

@@ -23,7 +23,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Actor, Caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
@@ -42,6 +41,7 @@ from cloudadmin.iam.sign_in.credentials import (
 from cloudadmin.iam.sign_in.signed_in import signed_in
 from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.error_render import to_api_error
 from cloudadmin.web.request_log import LoggedRequest
 from cloudadmin.web.text_guard import unstorable

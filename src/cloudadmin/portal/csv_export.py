@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
-from cloudadmin.auth.app_state import app_state
+from cloudadmin.web.app_state import app_state
 
 # Rows per chunk of the body (a few hundred kilobytes: few sends, flat memory).
 CHUNK_ROWS = 2_000

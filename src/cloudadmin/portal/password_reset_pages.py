@@ -8,7 +8,6 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ValidationError
 from cloudadmin.events.mail import PlatformMailServer
 from cloudadmin.iam.sign_in import password_reset
@@ -21,6 +20,7 @@ from cloudadmin.portal.before_session import TOO_MANY_ATTEMPTS, admit, checked_f
 from cloudadmin.portal.context import PREFIX, SESSION_COOKIE, PageAnswer, PortalRoute, see_other
 from cloudadmin.portal.forms import Form, errors_of, parse, read_form
 from cloudadmin.portal.pages import fragment, page
+from cloudadmin.web.app_state import app_state
 
 RESET_SENT = (
     "If the address is known, a mail is on its way with a link to choose a new password. "

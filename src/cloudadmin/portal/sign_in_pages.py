@@ -17,7 +17,6 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.throttle import client_address
 from cloudadmin.iam.sign_in import sessions, two_factor
 from cloudadmin.iam.sign_in.credentials import (
@@ -45,6 +44,7 @@ from cloudadmin.portal.context import (
     forbidden_form,
     see_other,
 )
+from cloudadmin.web.app_state import app_state
 
 # The pending sign-in of a user with two-factor sign-in, between password and code.
 TWO_FACTOR_COOKIE = "portal_two_factor"

@@ -43,9 +43,7 @@ from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.auth.caller import Caller
-from cloudadmin.auth.deps import CurrentCaller
 from cloudadmin.db import dialect
 from cloudadmin.db.base import table_of
 from cloudadmin.db.models.idempotency import IdempotencyKey
@@ -53,6 +51,8 @@ from cloudadmin.db.results import rows_matched
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import Conflict, Unprocessable
 from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.web.app_state import app_state
+from cloudadmin.web.deps import CurrentCaller
 
 log = logging.getLogger("cloudadmin.idempotency")
 

@@ -24,13 +24,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.config import Settings
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import NotAuthenticated, TokenNotValid
 from cloudadmin.events.queues import AMQP, WEBHOOK
 from cloudadmin.events.status import backlog, mail_counts
 from cloudadmin.observability.metrics_access import BEARER_CHALLENGE, Refusal, refusal
+from cloudadmin.web.app_state import app_state
 
 log = logging.getLogger("cloudadmin.metrics")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.routing import BaseRoute
 
-from cloudadmin.auth.deps import API_KEY_SCHEME
+from cloudadmin.auth.apikey import API_KEY_SCHEME
 from cloudadmin.web import idempotency
 from cloudadmin.web.route import ApiRoute
 
@@ -98,7 +98,7 @@ _BEFORE_SECURITY = ("tags", "summary", "description", "operationId", "deprecated
 def add_api_key_security(schema: dict[str, Any], routes: Sequence[BaseRoute]) -> dict[str, Any]:
     """The API key scheme, and it as the security of every operation whose route
     authenticates its caller: what FastAPI writes for a security dependency, which
-    get_caller no longer declares (auth/deps.py, ``API_KEY_SCHEME``)."""
+    get_caller no longer declares (auth/apikey.py, ``API_KEY_SCHEME``)."""
     scheme = API_KEY_SCHEME.model.model_dump(mode="json", by_alias=True, exclude_none=True)
     secured = False
     for route in routes:

@@ -25,7 +25,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.requests import Request
 
-from cloudadmin.auth.deps import get_caller
+from cloudadmin.web.deps import get_caller
 from cloudadmin.web.query_model import QueryModel, query_model_parameters
 
 UNKNOWN = "Unknown query parameter; this operation takes: {taken}."

@@ -2,7 +2,7 @@
 create_read_sessionmaker); every authenticated request is logged.
 
 Whether a route reads or writes is what its handler declares: a ``ReadSession`` or a
-``WriteSession`` dependency (auth/deps.py). A route that declares neither takes its
+``WriteSession`` dependency (web/deps.py). A route that declares neither takes its
 method's: GET and HEAD read, every other method writes (``transaction_mode``)."""
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import get_caller, get_read_session, get_write_session, presented_caller
+from cloudadmin.auth.request_caller import presented_caller
 from cloudadmin.db.request_db import ChangeDatabase, ReadDatabase, RequestDatabase
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import RequestTimeout, UnsupportedMediaType
 from cloudadmin.web import idempotency
+from cloudadmin.web.app_state import app_state
+from cloudadmin.web.deps import get_caller, get_read_session, get_write_session
 from cloudadmin.web.direct_call import direct_handler
 from cloudadmin.web.error_render import render_exception
 from cloudadmin.web.operation_ids import operation_id

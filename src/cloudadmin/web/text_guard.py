@@ -21,10 +21,10 @@ from typing import Any
 
 from starlette.requests import Request
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ValidationError
 from cloudadmin.kit.body import nested_deeper_than
 from cloudadmin.kit.storable import REPLACEMENT, UNSTORABLE
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.error_render import field_name
 
 # In a UTF-8 JSON body both can only be spelled as a \u escape, or (surrogates, read

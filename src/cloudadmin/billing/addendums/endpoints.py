@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic_core import to_json
 
-from cloudadmin.auth.deps import Connection, CurrentCaller
 from cloudadmin.billing.addendums import service
 from cloudadmin.billing.addendums.schemas import Addendum, AddendumPage, AddendumQuery
 from cloudadmin.kit.ints import INT64_MAX
+from cloudadmin.web.deps import Connection, CurrentCaller
 from cloudadmin.web.query_model import query_model
 from cloudadmin.web.route import ApiRoute
 

@@ -6,14 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from cloudadmin.auth.deps import (
-    AppDestinations,
-    AppOutbound,
-    AppSecretBox,
-    CurrentActor,
-    CurrentCaller,
-    Session,
-)
 from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
     AmqpSubscription,
@@ -23,6 +15,14 @@ from cloudadmin.cloud.amqp_subscriptions.schemas import (
 )
 from cloudadmin.cloud.scoping import Page
 from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.web.deps import (
+    AppDestinations,
+    AppOutbound,
+    AppSecretBox,
+    CurrentActor,
+    CurrentCaller,
+    Session,
+)
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.lifecycle_policies import service
 from cloudadmin.cloud.lifecycle_policies.schemas import LifecyclePolicy, LifecyclePolicyList
 from cloudadmin.cloud.scoping import InRegion, Page
 from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Snapshot lifecycle policies"])

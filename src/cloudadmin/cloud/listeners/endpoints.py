@@ -7,7 +7,6 @@ from uuid import UUID
 
 from fastapi import APIRouter, BackgroundTasks, Path, Query
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.listeners import service
 from cloudadmin.cloud.listeners.schemas import (
     Listener,
@@ -18,6 +17,7 @@ from cloudadmin.cloud.listeners.schemas import (
 from cloudadmin.cloud.scoping import InRegion, Page
 from cloudadmin.cloud.tasks.deps import AppSessions, run_after_response
 from cloudadmin.cloud.tasks.schemas import TaskIds
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Load balancer listeners"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.auth.deps import CurrentCaller, ReadSession
 from cloudadmin.cloud.pricing import service
 from cloudadmin.cloud.pricing.schemas import ClusterPrice, ClusterPriceRequest
 from cloudadmin.cloud.scoping import InRegion
+from cloudadmin.web.deps import CurrentCaller, ReadSession
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Pricing"])

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import BackgroundTasks, Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.tasks import runner
 from cloudadmin.cloud.tasks.schemas import TaskIds
+from cloudadmin.web.app_state import app_state
 
 
 async def _sessions(request: Request) -> async_sessionmaker[AsyncSession]:

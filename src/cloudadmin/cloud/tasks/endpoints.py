@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.tasks import service
 from cloudadmin.cloud.tasks.repository import TaskFilter
 from cloudadmin.cloud.tasks.schemas import Task, TaskList, TaskOrderBy, TaskState
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter, PageOffset
 from cloudadmin.kit.params import InstantQuery
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Tasks"])

@@ -7,12 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import StringConstraints
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.user_actions import service
 from cloudadmin.cloud.user_actions.repository import LogFilter
 from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup, OrderBy, UserActionList
 from cloudadmin.kit.ints import Id32Filter, PageOffset
 from cloudadmin.kit.params import InstantQuery
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["User actions"])

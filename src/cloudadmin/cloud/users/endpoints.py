@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from cloudadmin.auth.deps import CurrentCaller, Session
 from cloudadmin.cloud.scoping import Page
 from cloudadmin.cloud.users import service
 from cloudadmin.cloud.users.schemas import CloudUserList
 from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Cloud users"])

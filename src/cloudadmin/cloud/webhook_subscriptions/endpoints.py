@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.auth.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.cloud.scoping import Page
 from cloudadmin.cloud.webhook_subscriptions import service
 from cloudadmin.cloud.webhook_subscriptions.schemas import (
     WebhookSubscriptionCreate,
     WebhookSubscriptionList,
 )
+from cloudadmin.web.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 

@@ -7,12 +7,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import Connection, CurrentCaller, Session
 from cloudadmin.iam.activity_log import service
 from cloudadmin.iam.activity_log.repository import LogFilter
 from cloudadmin.iam.activity_log.schemas import ActivityLogPage, ActivityLogRecord
 from cloudadmin.kit.ints import INT64_MAX, PageOffset
+from cloudadmin.web.app_state import app_state
+from cloudadmin.web.deps import Connection, CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 

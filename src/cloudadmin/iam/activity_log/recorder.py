@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db import dialect, driver
 from cloudadmin.db.base import table_of
 from cloudadmin.db.engine import is_autocommit
@@ -23,6 +22,7 @@ from cloudadmin.db.models import ActivityLogEntry
 from cloudadmin.kit.body import flattened
 from cloudadmin.kit.redact import redact, redact_query
 from cloudadmin.kit.storable import json_escape_surrogates, storable
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.request_log import LoggedRequest
 
 log = logging.getLogger("cloudadmin.activity_log")

@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
 from cloudadmin.iam.api_tokens.repository import TokenFilter
 from cloudadmin.iam.api_tokens.schemas import ApiToken, ApiTokenCreated, TokenCreate
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32, Id32Filter
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import SECRET_ANSWER, Idempotent
 from cloudadmin.web.route import ApiRoute
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.api_tokens import service
 from cloudadmin.iam.api_tokens.endpoints import TokenId, TokenListFilter
 from cloudadmin.iam.api_tokens.schemas import ApiTokenV2, ApiTokenV2Created, TokenCreate
 from cloudadmin.iam.clients.endpoints import ClientId
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import SECRET_ANSWER, Idempotent
 from cloudadmin.web.route import ApiRoute
 

@@ -8,7 +8,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.client_users import manage, service
 from cloudadmin.iam.client_users.schemas import (
     ClientUser,
@@ -18,6 +17,7 @@ from cloudadmin.iam.client_users.schemas import (
 )
 from cloudadmin.iam.clients.endpoints import ClientId
 from cloudadmin.kit.ints import Id32
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, answers
 

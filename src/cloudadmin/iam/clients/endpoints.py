@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import TypeAdapter
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.clients import reads, service
 from cloudadmin.iam.clients.query import ClientListQuery, ClientPage
 from cloudadmin.iam.clients.schemas import Client, ClientBase, ClientPatch
 from cloudadmin.kit.ints import INT32_MAX
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.query_model import query_model
 from cloudadmin.web.route import ApiRoute
 

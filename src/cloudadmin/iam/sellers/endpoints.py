@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.sellers import service
 from cloudadmin.iam.sellers.repository import SellerFilter
 from cloudadmin.iam.sellers.schemas import Seller, SellerPage, SellerWrite
 from cloudadmin.kit.ints import INT32_MAX, Id32Filter
 from cloudadmin.kit.params import WholeListPage, ordering_query
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 

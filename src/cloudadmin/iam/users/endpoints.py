@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
 
-from cloudadmin.auth.deps import AppSecretBox, CurrentActor, CurrentCaller, Session, WriteSession
 from cloudadmin.iam.users import invitations, manage, service
 from cloudadmin.iam.users.link_deps import LinkBase, SetPasswordTokensDep, note_refused_token
 from cloudadmin.iam.users.schemas import (
@@ -22,6 +21,7 @@ from cloudadmin.iam.users.schemas import (
 )
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import WholeListPage
+from cloudadmin.web.deps import AppSecretBox, CurrentActor, CurrentCaller, Session, WriteSession
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute, answers
 

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.iam.users.set_password_token import SetPasswordTokens
+from cloudadmin.web.app_state import app_state
 
 
 @lru_cache(maxsize=4)

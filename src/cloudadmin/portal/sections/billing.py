@@ -26,7 +26,6 @@ from pydantic_core import from_json
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.billing.addendums import export, service
 from cloudadmin.billing.addendums.chart import ActiveByMonth, active_by_month
 from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCTS, STATUSES
@@ -39,6 +38,7 @@ from cloudadmin.portal.forms import FORM, errors_of
 from cloudadmin.portal.pages import fragment
 from cloudadmin.portal.sections import billing_chart, billing_table
 from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
+from cloudadmin.web.app_state import app_state
 
 router = APIRouter(prefix=f"{PREFIX}/billing", route_class=PortalRoute, include_in_schema=False)
 BASE = f"{PREFIX}/billing"

@@ -15,7 +15,6 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.cloud.user_actions import service as user_actions
 from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup
 from cloudadmin.db.types import utcnow
@@ -32,6 +31,7 @@ from cloudadmin.portal.sections.events_filters import (
     read_subscription_filters,
     span,
 )
+from cloudadmin.web.app_state import app_state
 
 router = APIRouter(prefix=f"{PREFIX}/events", route_class=PortalRoute, include_in_schema=False)
 

@@ -18,7 +18,6 @@ from fastapi import APIRouter
 from markupsafe import Markup
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.db.models import GROUPS
 from cloudadmin.errors import NotFound, ValidationError
 from cloudadmin.iam.api_tokens import service as tokens
@@ -31,6 +30,7 @@ from cloudadmin.kit.ints import Int32
 from cloudadmin.kit.timeparse import isoformat_z
 from cloudadmin.portal.context import PREFIX, AdminPage, Portal, PortalRoute, see_other
 from cloudadmin.portal.forms import FORM, Form, errors_of, parse, read_form
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.idempotency import KeyClaim
 
 HOME = f"{PREFIX}/profile"

@@ -18,7 +18,6 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ApiError, Throttled
 from cloudadmin.iam.sellers import access
 from cloudadmin.iam.sign_in.credentials import caller_of, seller_of
@@ -27,6 +26,7 @@ from cloudadmin.iam.users.set_password_token import SetPasswordTokens
 from cloudadmin.portal.context import PREFIX, PageAnswer, PortalRoute, forbidden_form, see_other
 from cloudadmin.portal.forms import Form, errors_of, read_form
 from cloudadmin.portal.pages import fragment, page, refused
+from cloudadmin.web.app_state import app_state
 
 FORM_COOKIE = "portal_set_password"
 MAX_TOKEN = 100

@@ -14,7 +14,6 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ApiError, NotFound
 from cloudadmin.iam.sellers import access, service
 from cloudadmin.iam.sellers.repository import SellerFilter
@@ -26,6 +25,7 @@ from cloudadmin.kit.ints import INT32_MAX
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only, see_other
 from cloudadmin.portal.forms import FORM, Form, errors_of, parse, query_form, read_form
 from cloudadmin.portal.sections.searched_pages import searched_page
+from cloudadmin.web.app_state import app_state
 from cloudadmin.web.idempotency import KeyClaim
 
 BASE = f"{PREFIX}/users/sellers"

@@ -10,7 +10,6 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ApiError, PermissionDenied
 from cloudadmin.iam.reselling.branding import blobs, images, service
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings
@@ -33,6 +32,7 @@ from cloudadmin.portal.sections.vendor_common import (
     validated,
 )
 from cloudadmin.portal.sections.vendor_preview import preview_of, svg_values
+from cloudadmin.web.app_state import app_state
 
 router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
 

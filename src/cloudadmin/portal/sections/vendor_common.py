@@ -15,7 +15,6 @@ from typing import Annotated, Any
 from fastapi import Depends
 from pydantic import ValidationError as PydanticValidationError
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ApiError, ValidationError
 from cloudadmin.iam.reselling.branding import service
 from cloudadmin.iam.reselling.branding.endpoints import FILE_ROUTE
@@ -24,6 +23,7 @@ from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.kit.outbound import Destinations
 from cloudadmin.portal.context import PREFIX, Portal, only
 from cloudadmin.portal.forms import FORM, Form
+from cloudadmin.web.app_state import app_state
 
 BASE = f"{PREFIX}/vendor"
 # An operator manages a reseller's notification settings (any reseller's), and its

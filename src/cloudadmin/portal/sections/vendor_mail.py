@@ -13,7 +13,6 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from cloudadmin.auth.app_state import app_state
 from cloudadmin.errors import ApiError
 from cloudadmin.events.mail import MailSender
 from cloudadmin.iam.reselling.branding import service, test_mail
@@ -33,6 +32,7 @@ from cloudadmin.portal.sections.vendor_common import (
     url_for,
     validated,
 )
+from cloudadmin.web.app_state import app_state
 
 router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
 

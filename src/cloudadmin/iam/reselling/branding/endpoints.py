@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, File, Request, UploadFile
 from fastapi.responses import FileResponse
 
-from cloudadmin.auth.app_state import app_state
-from cloudadmin.auth.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.errors import NotFound
 from cloudadmin.iam.reselling.branding import blobs, images, service, serving
 from cloudadmin.iam.reselling.branding.schemas import BrandingSettings, BrandingWrite
+from cloudadmin.web.app_state import app_state
+from cloudadmin.web.deps import AppDestinations, CurrentActor, CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["Branding"])

@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request
 
-from cloudadmin.auth.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.iam.reselling.notifications import service
 from cloudadmin.iam.reselling.notifications.schemas import (
     NotificationSetting,
@@ -17,6 +16,7 @@ from cloudadmin.iam.reselling.notifications.schemas import (
 )
 from cloudadmin.kit.ints import Id32
 from cloudadmin.kit.params import WholeListPage, ordering_query
+from cloudadmin.web.deps import CurrentActor, CurrentCaller, Session
 from cloudadmin.web.idempotency import Idempotent
 from cloudadmin.web.route import ApiRoute
 

@@ -8,19 +8,17 @@ an error at start-up, not an AttributeError in some request.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.applications import Starlette
 
-if TYPE_CHECKING:
-    from cloudadmin.auth.deps import NoteFailedLogin
-    from cloudadmin.auth.throttle import Throttle
-    from cloudadmin.config import Settings
-    from cloudadmin.kit.crypto import SecretBox
-    from cloudadmin.kit.outbound import Outbound
-    from cloudadmin.web.request_log import RequestLog
-    from cloudadmin.web.turns import Turns
+from cloudadmin.auth.request_caller import NoteFailedLogin
+from cloudadmin.auth.throttle import Throttle
+from cloudadmin.config import Settings
+from cloudadmin.kit.crypto import SecretBox
+from cloudadmin.kit.outbound import Outbound
+from cloudadmin.web.request_log import RequestLog
+from cloudadmin.web.turns import Turns
 
 _KEY = "cloudadmin"
 
