@@ -109,8 +109,9 @@ async def subscriptions_health(
     failing_only: bool = False,
 ) -> HealthPage:
     """The subscriptions of ``kind`` ("amqp" or "webhook") of the accounts the caller
-    may see (docs/access.md, "visible accounts"), failing ones first, then by the age of
-    their oldest owed event; ``client_id`` narrows to one account, never widens."""
+    may see (``visible_accounts``: docs/access.md, "Kinds of caller"), failing ones
+    first, then by the age of their oldest owed event; ``client_id`` narrows to one
+    account, never widens."""
     queue = _queue(kind)
     sub: Any = queue.subscription
     state: Any = queue.state

@@ -87,7 +87,7 @@ def run_on_fast_loop(work: Coroutine[Any, Any, T]) -> T:
     extras bring it, as for the service), else on asyncio's own loop. The COPY's writes
     and the loop's polling cost the loader a few per cent of its CPU on asyncio's loop:
     four alternating pairs of a 1M-addendum load took 30.0 s on uvloop against 32.8 s
-    (docs/performance.md, "2026-11-27 (morning)")."""
+    (docs/performance.md, "The bulk load: what it costs and why")."""
     try:
         import uvloop
     except ImportError:  # pragma: no cover - a platform without uvloop (Windows)

@@ -109,7 +109,7 @@ def api_literal(*annotations: Any) -> Any:
     """The ``Literal`` of the values an API schema's field allows (``X | None``,
     ``list[X]`` and the members of a union unwrapped), for an import record's field: a
     load takes exactly what the API's schema allows, from the one definition
-    (docs/import.md, "Enumerated values")."""
+    (docs/import.md, "Validation decisions")."""
     values: list[Any] = []
 
     def collect(annotation: Any) -> None:

@@ -40,7 +40,7 @@ PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1
 # the references (loader.check_sealed), where the key is known.
 Sealed = Annotated[str, Field(min_length=1, max_length=8192, pattern=r"^[A-Za-z0-9_=-]+$")]
 
-# Enumerated values are the API's own definitions (docs/import.md, "Enumerated values"):
+# Enumerated values are the API's own definitions (docs/import.md, "Validation decisions"):
 # a load refuses what the API's schema does not allow. Where the API names its Literal,
 # it is imported; where a model declares it inline, api_literal reads it off the field.
 Service = clients.Product

@@ -5,7 +5,7 @@ Why: where the database's share of a request is light, the list's server is boun
 its own CPU and PostgreSQL's backends are not. Decoding a page of 25 rows of 15 columns
 into Python objects, building their dicts and writing them was about a fifth of the
 server's CPU per small-client request (1.35-1.43 ms before, 1.05-1.19 ms after; docs/
-performance.md, "2026-11-27 (morning): the page written by PostgreSQL"). The database
+performance.md, "Why the database writes the page's items"). The database
 pays about 7 µs a row for the writing, so the service asks for it only where its share
 is light (plan.Plan.database_writes).
 
@@ -98,5 +98,5 @@ def items(row: Any, company_name: ColumnElement[Any], order: Any) -> ColumnEleme
     joined = func.string_agg(item(row, company_name), aggregate_order_by(_piece(","), *order))
     # Bytes, not text: the driver would decode text into a str that the service encodes
     # again for the body, 5 % of a request's instructions when a name is not Latin-1
-    # (valgrind; docs/performance.md, "2026-11-27 (late)").
+    # (valgrind; docs/performance.md, "Why the database writes the page's items").
     return func.convert_to(func.coalesce(joined, _sql("''")), _sql("'UTF8'"), type_=LargeBinary)
