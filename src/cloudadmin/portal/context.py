@@ -289,6 +289,9 @@ class PortalRoute(APIRoute):
                     response = await _respond(request, db, handle, action, requested_at)
                 finally:
                     await db.close()
+                    # A form's uploads are spooled to temporary files: closed here, with
+                    # the request, rather than left to the garbage collector.
+                    await request.close()
             return secure(response)
 
         return portal_handler
