@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cloudadmin.billing.reports import runner, service
+from cloudadmin.billing.reports import repository, runner, service
 from cloudadmin.billing.reports.runner import ReportJobs
 from cloudadmin.db.models import ActivityLogEntry, Addendum, Client, MonthlyReport
 from cloudadmin.db.types import utcnow
@@ -349,6 +349,6 @@ async def test_a_report_whose_job_died_is_taken_again_then_failed(
     # The same report is never ended by a job whose lease passed to another.
     await session.rollback()  # on SQLite its transaction holds the write lock
     other = ReportJobs(app_state(app).engine, owner="late")
-    await other._end(held_id, status=service.READY, content="x", line_count=0)
+    await other._end(held_id, repository.ready("x", 0))
     session.expire_all()
     assert (await session.get(MonthlyReport, held_id)).status == service.GENERATING  # type: ignore[union-attr]

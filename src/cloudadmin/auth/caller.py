@@ -8,20 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
+from enum import StrEnum, auto
 
 from cloudadmin.db.models.accounts import ADMINISTRATORS
 
 
 class CallerKind(StrEnum):
-    operator = "operator"
-    reseller = "reseller"
-    client_admin = "client_admin"
-    member = "member"
+    # auto(): each value is its name.
+    operator = auto()
+    reseller = auto()
+    client_admin = auto()
+    member = auto()
     # A reseller's sales person signed in to the Admin Portal (never an API key): sees
     # the clients assigned to it and changes nothing (docs/access.md, "The Admin Portal:
     # sellers").
-    seller = "seller"
+    seller = auto()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ job's claim, lease and end of a report."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -182,34 +183,41 @@ async def claim(
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a report ends: the columns :func:`end` writes besides its finish."""
+
+    status: str
+    content: str | None = None
+    line_count: int | None = None
+    failure: str | None = None
+
+
+def ready(content: str, line_count: int) -> Outcome:
+    return Outcome(READY, content=content, line_count=line_count)
+
+
+def failed(reason: str) -> Outcome:
+    return Outcome(FAILED, failure=reason)
+
+
+def _held_by(report_id: int, owner: str) -> ColumnElement[bool]:
+    """The report, while ``owner``'s lease on it stands (no other job took it since)."""
+    return and_(
+        MonthlyReport.id == report_id,
+        MonthlyReport.status == GENERATING,
+        MonthlyReport.lease_owner == owner,
+    )
+
+
 async def end(
-    session: AsyncSession,
-    report_id: int,
-    owner: str,
-    now: datetime,
-    *,
-    status: str,
-    content: str | None = None,
-    line_count: int | None = None,
-    failure: str | None = None,
+    session: AsyncSession, report_id: int, owner: str, now: datetime, outcome: Outcome
 ) -> bool:
     """Ends the report (ready or failed) if ``owner`` still holds it; whether it did."""
     stmt = (
         update(MonthlyReport)
-        .where(
-            MonthlyReport.id == report_id,
-            MonthlyReport.status == GENERATING,
-            MonthlyReport.lease_owner == owner,
-        )
-        .values(
-            status=status,
-            content=content,
-            line_count=line_count,
-            failure=failure,
-            finished_at=now,
-            lease_owner=None,
-            lease_until=None,
-        )
+        .where(_held_by(report_id, owner))
+        .values(**asdict(outcome), finished_at=now, lease_owner=None, lease_until=None)
         .execution_options(synchronize_session=False)
     )
     result = await session.execute(stmt)

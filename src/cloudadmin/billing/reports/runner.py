@@ -27,7 +27,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from cloudadmin.billing.reports import repository, service
-from cloudadmin.billing.reports.repository import FAILED, READY
+from cloudadmin.billing.reports.repository import Outcome, failed, ready
 from cloudadmin.db.engine import autocommit_engine
 from cloudadmin.db.types import utcnow
 from cloudadmin.db.unavailable import is_unavailable
@@ -113,7 +113,7 @@ class ReportJobs:
             return True  # another job took it first: look again
         if taken > self.max_attempts:
             log.error("report %s: its job stopped %d times; marked failed", report_id, taken - 1)
-            await self._end(report_id, status=FAILED, failure=ABANDONED.format(n=taken - 1))
+            await self._end(report_id, failed(ABANDONED.format(n=taken - 1)))
             return True
         await self._compute(report_id)
         return True
@@ -132,31 +132,14 @@ class ReportJobs:
                 log.warning("report %s not computed (database: %s)", report_id, type(exc).__name__)
                 return
             log.exception("report %s failed", report_id)
-            await self._end(report_id, status=FAILED, failure=UNEXPECTED)
+            await self._end(report_id, failed(UNEXPECTED))
             return
-        await self._end(report_id, status=READY, content=content, line_count=lines)
+        await self._end(report_id, ready(content, lines))
         log.info("report %s of %s ready: %d lines", report_id, report.month, lines)
 
-    async def _end(
-        self,
-        report_id: int,
-        *,
-        status: str,
-        content: str | None = None,
-        line_count: int | None = None,
-        failure: str | None = None,
-    ) -> None:
+    async def _end(self, report_id: int, outcome: Outcome) -> None:
         async with self.sessions() as session, session.begin():
-            ended = await repository.end(
-                session,
-                report_id,
-                self.owner,
-                utcnow(),
-                status=status,
-                content=content,
-                line_count=line_count,
-                failure=failure,
-            )
+            ended = await repository.end(session, report_id, self.owner, utcnow(), outcome)
         if not ended:
             log.warning("report %s: its lease had passed; left to the job that took it", report_id)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import StrEnum, auto
 from typing import Any
 
 from sqlalchemy import func, select
@@ -22,12 +22,20 @@ from cloudadmin.kit.crypto import hash_password, verify_password
 
 
 class PortalKind(StrEnum):
-    operator = "operator"
-    reseller = "reseller"
+    operator = auto()
+    reseller = auto()
     # A reseller's sales person (db/models/sellers.py): sees the clients assigned to it.
-    seller = "seller"
+    seller = auto()
     # A client account's user: its console is not part of the Admin Portal.
-    client = "client"
+    client = auto()
+
+    @classmethod
+    def of(cls, superuser: bool, reseller: bool) -> PortalKind:
+        """A superuser is an operator, whatever its account; anyone else is what its
+        account is (``reseller``: the account's type is reseller)."""
+        if superuser:
+            return cls.operator
+        return cls.reseller if reseller else cls.client
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +69,9 @@ def _dummy() -> str:
     return _dummy_hash
 
 
-def _kind(user: User, account: Client) -> PortalKind:
-    if user.superuser:
-        return PortalKind.operator
-    if account.is_reseller:
-        return PortalKind.reseller
-    return PortalKind.client
+def _portal_user(user: User, account: Client) -> PortalUser:
+    kind = PortalKind.of(user.superuser, account.is_reseller)
+    return PortalUser(user.id, user.email, user.name or user.email, kind)
 
 
 async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
@@ -80,7 +85,7 @@ async def user_of(db: AsyncSession, user_id: int) -> PortalUser | None:
     if found is None:
         return None
     user, account = found
-    return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
+    return _portal_user(user, account)
 
 
 def _seller(seller: Seller) -> PortalUser:
@@ -169,7 +174,7 @@ async def check_password(db: AsyncSession, email: str, password: str) -> PortalU
         return _seller(seller) if verified else Refused(None)
     if not (verified and allowed and user is not None and account is not None):
         return Refused(user.id if user is not None and not user.deleted else None)
-    return PortalUser(user.id, user.email, user.name or user.email, _kind(user, account))
+    return _portal_user(user, account)
 
 
 async def caller_of(db: AsyncSession, user: PortalUser) -> Caller:
