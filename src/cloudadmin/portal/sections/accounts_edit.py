@@ -75,6 +75,15 @@ def _refuse(form: Form, error: ApiError) -> None:
     form.refuse(errors_of(error))
 
 
+# What every account form offers to choose from, whatever its account.
+_CHOICES: dict[str, Any] = {
+    "langs": LANGS,
+    "products": PRODUCTS,
+    "availability": AVAILABILITY,
+    "product_field": _product_field,
+}
+
+
 async def _form_page(
     portal: Portal, title: str, template: str, form: Form, **values: Any
 ) -> Response:
@@ -88,10 +97,7 @@ async def _form_page(
         status=400 if form.errors else 200,
         form=form,
         sellers=sellers,
-        langs=LANGS,
-        products=PRODUCTS,
-        availability=AVAILABILITY,
-        product_field=_product_field,
+        **_CHOICES,
         **values,
     )
 

@@ -24,14 +24,13 @@ from cloudadmin.portal.sections.vendor_common import (
     PUBLIC_TEXTS,
     VendorPage,
     current,
-    destinations,
     mail_as_stored,
     refuse,
     text_or_none,
     url_for,
-    validated,
 )
 from cloudadmin.portal.sections.vendor_preview import preview_of, svg_values
+from cloudadmin.portal.sections.vendor_saving import save
 from cloudadmin.web.app_state import app_state
 
 router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
@@ -111,12 +110,7 @@ def _body(form: Form, settings: BrandingSettings) -> dict[str, Any]:
 async def save_branding(portal: VendorPage) -> Response:
     form = await read_form(portal.request)
     settings = await current(portal)
-    body = validated(_body(form, settings), form, BRANDING_FIELDS)
-    if body is not None:
-        with refusals_to(form, lambda error: refuse(form, error, BRANDING_FIELDS)):
-            await service.replace(
-                portal.db, portal.actor, body, destinations(portal), url_for(portal)
-            )
+    await save(portal, form, _body(form, settings), BRANDING_FIELDS)
     if not form.ok:
         return branding_page(portal, settings, form=form, status=400)
     return see_other(f"{BASE}?saved=branding")

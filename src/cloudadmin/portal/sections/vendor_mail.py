@@ -15,26 +15,15 @@ from starlette.responses import Response
 
 from cloudadmin.errors import ApiError
 from cloudadmin.events.mail import MailSender
-from cloudadmin.iam.reselling.branding import service, test_mail
+from cloudadmin.iam.reselling.branding import test_mail
 from cloudadmin.iam.reselling.branding.schemas import MAIL_PASSWORD_MASK, BrandingSettings
 from cloudadmin.portal.context import Portal, PortalRoute, see_other
-from cloudadmin.portal.forms import Form, read_form, refusals_to
-from cloudadmin.portal.sections.vendor_common import (
-    BASE,
-    MAIL_FIELDS,
-    MAIL_TEXTS,
-    VendorPage,
-    current,
-    destinations,
-    public_as_stored,
-    refuse,
-    text_or_none,
-    url_for,
-    validated,
-)
+from cloudadmin.portal.forms import Form, read_form
+from cloudadmin.portal.sections import vendor_common as vendor
+from cloudadmin.portal.sections.vendor_saving import save
 from cloudadmin.web.app_state import app_state
 
-router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
+router = APIRouter(prefix=vendor.BASE, route_class=PortalRoute, include_in_schema=False)
 
 TITLE = "Vendor settings: mail server"
 # A new password typed into a form that was refused is not shown again.
@@ -43,7 +32,7 @@ RETYPE = "The new password was not kept: type it again, or leave the field as it
 
 def values_of(settings: BrandingSettings) -> dict[str, str]:
     mail = settings.privateSettings.mailServer
-    values = {name: getattr(mail, name) or "" for name in MAIL_TEXTS}
+    values = {name: getattr(mail, name) or "" for name in vendor.MAIL_TEXTS}
     values["tls"] = "true" if mail.tls else ""
     values["fromEmail"] = settings.publicSettings.fromEmail or ""
     return values
@@ -77,14 +66,14 @@ def mail_page(
 
 
 @router.get("/mail")
-async def vendor_mail(portal: VendorPage, saved: str = "") -> Response:
-    return mail_page(portal, await current(portal), saved=saved == "mail")
+async def vendor_mail(portal: vendor.VendorPage, saved: str = "") -> Response:
+    return mail_page(portal, await vendor.current(portal), saved=saved == "mail")
 
 
 def _mail_server(form: Form) -> dict[str, Any] | None:
     """The typed mail server; None (no mail server) when every field is empty."""
     password = form.get("password")
-    server: dict[str, Any] = {name: text_or_none(form, name) for name in MAIL_TEXTS}
+    server: dict[str, Any] = {name: vendor.text_or_none(form, name) for name in vendor.MAIL_TEXTS}
     server["tls"] = form.checked("tls")
     if not any(server.values()) and password in ("", MAIL_PASSWORD_MASK):
         return None
@@ -94,34 +83,29 @@ def _mail_server(form: Form) -> dict[str, Any] | None:
 
 
 @router.post("/mail")
-async def save_mail_server(portal: VendorPage) -> Response:
+async def save_mail_server(portal: vendor.VendorPage) -> Response:
     form = await read_form(portal.request)
-    settings = await current(portal)
-    public = public_as_stored(settings)
-    public["fromEmail"] = text_or_none(form, "fromEmail")
+    settings = await vendor.current(portal)
+    public = vendor.public_as_stored(settings)
+    public["fromEmail"] = vendor.text_or_none(form, "fromEmail")
     body = {
         "domain": settings.domain,
         "publicSettings": public,
         "privateSettings": {"mailServer": _mail_server(form)},
     }
-    parsed = validated(body, form, MAIL_FIELDS)
-    if parsed is not None:
-        with refusals_to(form, lambda error: refuse(form, error, MAIL_FIELDS)):
-            await service.replace(
-                portal.db, portal.actor, parsed, destinations(portal), url_for(portal)
-            )
+    await save(portal, form, body, vendor.MAIL_FIELDS)
     if not form.ok:
         if form.get("password") not in ("", MAIL_PASSWORD_MASK):
             form.errors.setdefault("password", RETYPE)
         return mail_page(portal, settings, form=form, status=400)
-    return see_other(f"{BASE}/mail?saved=mail")
+    return see_other(f"{vendor.BASE}/mail?saved=mail")
 
 
 @router.post("/mail/test")
-async def send_test_mail(portal: VendorPage) -> Response:
+async def send_test_mail(portal: vendor.VendorPage) -> Response:
     """Sends a test mail to the signed-in user through the saved mail server: 200 when
     the server took it, 502 with the failure's class when not."""
-    settings = await current(portal)  # 403 for an account that is not a reseller
+    settings = await vendor.current(portal)  # 403 for an account that is not a reseller
     # No transaction may stay open (on SQLite: the write lock) while the mail server
     # is talked to; the activity-log row opens a new one afterwards.
     await portal.db.commit()
