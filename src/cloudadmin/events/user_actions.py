@@ -182,10 +182,14 @@ async def record_change(
     action_data: dict[str, Any],
     *,
     api_group: str | None = None,
+    project_id: int | None = None,
+    region_id: int | None = None,
+    task_id: str | None = None,
 ) -> UserActionEvent:
     """:func:`record` of a change to one resource of ``account``: the event is the
     account's, and its reseller's to receive. The API group is the resource's type
-    unless given."""
+    unless given; a cloud resource names its project and region (and the task that
+    makes the change, if one does)."""
     return await record(
         session,
         actor,
@@ -195,6 +199,9 @@ async def record_change(
         client_id=account.id,
         reseller_id=account.reseller_id,
         action_data=action_data,
+        project_id=project_id,
+        region_id=region_id,
+        task_id=task_id,
     )
 
 

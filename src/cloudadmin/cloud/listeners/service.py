@@ -108,6 +108,17 @@ async def list_(
     return ListenerList(count=count, results=[_out(r, show_stats=show_stats) for r in rows])
 
 
+async def _changeable(
+    session: AsyncSession, actor: Actor, at: RegionPath, listener_id: str
+) -> tuple[OwnedProject, ListenerRow]:
+    """The listener and its project, for a change: 404 unless the caller sees both, 403
+    unless it is an administrator or an engineer."""
+    project = await scoping.visible_project(session, actor.caller, at.project_id)
+    row = await _found(session, project.id, at.region_id, listener_id)
+    scoping.require_admin_or_engineer(actor.caller)
+    return project, row
+
+
 async def rename(
     session: AsyncSession,
     actor: Actor,
@@ -115,10 +126,7 @@ async def rename(
     listener_id: str,
     name: str,
 ) -> Listener:
-    caller = actor.caller
-    project = await scoping.visible_project(session, caller, at.project_id)
-    await _found(session, project.id, at.region_id, listener_id)
-    scoping.require_admin_or_engineer(caller)
+    project, _ = await _changeable(session, actor, at, listener_id)
     if not await repository.rename_if_unlocked(
         session, project.id, at.region_id, listener_id, name
     ):
@@ -140,15 +148,15 @@ async def _record_update(
 ) -> None:
     """The user-action log's row of a listener's update (a rename, or a v2 PATCH's
     task)."""
-    await user_actions.record(
+    owner = user_actions.Owner(project.client_id, project.reseller_id)
+    listener = Resource("lblistener", listener_id, search_field=name)
+    await user_actions.record_change(
         session,
         actor,
-        action_type="update",
-        api_group="lblistener",
-        resources=[Resource("lblistener", listener_id, search_field=name)],
-        client_id=project.client_id,
-        reseller_id=project.reseller_id,
-        action_data=changes,
+        owner,
+        "update",
+        listener,
+        changes,
         project_id=project.id,
         region_id=at.region_id,
         task_id=task_id,
@@ -164,11 +172,8 @@ async def start_update(
 ) -> TaskIds:
     """The v2 PATCH: locks the listener with a new RUNNING task that holds ``changes``;
     the task runner applies them once this transaction has committed."""
-    caller = actor.caller
-    project = await scoping.visible_project(session, caller, at.project_id)
-    row = await _found(session, project.id, at.region_id, listener_id)
+    project, row = await _changeable(session, actor, at, listener_id)
     name = changes.get("name") or row.name
-    scoping.require_admin_or_engineer(caller)
     task_id = tasks.new_task_id()
     if not await repository.lock_if_unlocked(
         session, project.id, at.region_id, listener_id, task_id
