@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
 from cloudadmin.cloud.amqp_subscriptions import probe, service
 from cloudadmin.cloud.amqp_subscriptions.schemas import (
@@ -65,11 +65,17 @@ async def unsubscribe_amqp(session: Session, actor: CurrentActor) -> None:
     await service.unsubscribe(session, actor)
 
 
+async def get_reader(session: Session, caller: CurrentCaller, box: AppSecretBox) -> service.Reader:
+    """What a read of subscriptions takes, as one dependency."""
+    return service.Reader(session, caller, box)
+
+
+Reader = Annotated[service.Reader, Depends(get_reader)]
+
+
 @router.get("/amqp_subscriptions_list", summary="List AMQP subscriptions")
 async def list_amqp_subscriptions(
-    session: Session,
-    caller: CurrentCaller,
-    box: AppSecretBox,
+    reader: Reader,
     page: Page,
     client_id: Annotated[
         int | None, Query(ge=0, le=INT32_MAX, description="Only this account's.")
@@ -77,15 +83,15 @@ async def list_amqp_subscriptions(
 ) -> AmqpSubscriptionList:
     """The caller's account's subscription (operators: every account's). Passwords are
     masked."""
-    return await service.list_(session, caller, box, page, client_id=client_id)
+    return await service.list_(reader, page, client_id=client_id)
 
 
 @router.get("/amqp_subscriptions/{subscription_id}", summary="Read an AMQP subscription")
 async def get_amqp_subscription(
-    subscription_id: SubscriptionId, session: Session, caller: CurrentCaller, box: AppSecretBox
+    subscription_id: SubscriptionId, reader: Reader
 ) -> AmqpSubscription:
     """Any user of the owning account; operators. The password is masked."""
-    return await service.get(session, caller, box, subscription_id)
+    return await service.get(reader, subscription_id)
 
 
 @router.patch("/amqp_subscriptions/{subscription_id}", summary="Update an AMQP subscription")

@@ -4,6 +4,7 @@ its administrators (and operators) subscribe, update and unsubscribe (docs/acces
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import update as sql_update
@@ -126,25 +127,28 @@ async def unsubscribe(session: AsyncSession, actor: Actor) -> None:
     await session.flush()
 
 
-async def get(
-    session: AsyncSession, caller: Caller, box: SecretBox, subscription_id: int
-) -> AmqpSubscription:
-    found = await repository.get_visible(session, caller, subscription_id)
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Who reads subscriptions, on the request's session, with the box that opens their
+    connection strings to answer them masked."""
+
+    session: AsyncSession
+    caller: Caller
+    box: SecretBox
+
+
+async def get(reader: Reader, subscription_id: int) -> AmqpSubscription:
+    found = await repository.get_visible(reader.session, reader.caller, subscription_id)
     if found is None:
         raise NotFound("AMQP subscription not found.")
-    return _out(found[0], box)
+    return _out(found[0], reader.box)
 
 
-async def list_(
-    session: AsyncSession,
-    caller: Caller,
-    box: SecretBox,
-    page: Paging,
-    *,
-    client_id: int | None,
-) -> AmqpSubscriptionList:
-    count, rows = await repository.list_visible(session, caller, page, client_id=client_id)
-    return AmqpSubscriptionList(count=count, results=[_out(r, box) for r in rows])
+async def list_(reader: Reader, page: Paging, *, client_id: int | None) -> AmqpSubscriptionList:
+    count, rows = await repository.list_visible(
+        reader.session, reader.caller, page, client_id=client_id
+    )
+    return AmqpSubscriptionList(count=count, results=[_out(r, reader.box) for r in rows])
 
 
 async def update(
