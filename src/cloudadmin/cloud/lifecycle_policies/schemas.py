@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -26,14 +26,19 @@ class _ScheduleCommon(BaseModel):
     user_id: int
 
 
+def _cron_field(values: str) -> Any:
+    """A crontab-like field: ``values`` (a range, or names), '*' or a list of them."""
+    return Field(description=f"{values}, '*' or a comma-separated list.")
+
+
 class CronSchedule(_ScheduleCommon):
     type: Literal["cron"]
-    minute: str = Field(description="0-59, '*' or a comma-separated list.")
-    hour: str = Field(description="0-23, '*' or a comma-separated list.")
-    day: str = Field(description="Day of the month 1-31, '*' or a comma-separated list.")
-    month: str = Field(description="1-12, '*' or a comma-separated list.")
-    week: str = Field(description="ISO week 1-53, '*' or a comma-separated list.")
-    day_of_week: str = Field(description="mon..sun, '*' or a comma-separated list.")
+    minute: str = _cron_field("0-59")
+    hour: str = _cron_field("0-23")
+    day: str = _cron_field("Day of the month 1-31")
+    month: str = _cron_field("1-12")
+    week: str = _cron_field("ISO week 1-53")
+    day_of_week: str = _cron_field("mon..sun")
     timezone: str = Field(description="IANA time zone; UTC unless set.")
 
 
