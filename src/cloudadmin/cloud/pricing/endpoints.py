@@ -10,13 +10,13 @@ from cloudadmin.cloud.scoping import InRegion
 from cloudadmin.web.deps import CurrentCaller, ReadSession
 from cloudadmin.web.route import ApiRoute
 
-router = APIRouter(route_class=ApiRoute, tags=["Pricing"])
-
-
-@router.post(
-    "/cloud/v2/pricing/{project_id}/{region_id}/k8s/clusters",
-    summary="Preview the price of a Kubernetes cluster",
+# The prices of one project's resources in one region (InRegion reads the two ids).
+router = APIRouter(
+    prefix="/cloud/v2/pricing/{project_id}/{region_id}", route_class=ApiRoute, tags=["Pricing"]
 )
+
+
+@router.post("/k8s/clusters", summary="Preview the price of a Kubernetes cluster")
 async def preview_k8s_cluster_price(
     at: InRegion,
     body: ClusterPriceRequest,
