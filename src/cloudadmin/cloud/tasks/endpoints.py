@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
+from cloudadmin.cloud.list_order import Sorting, chosen
 from cloudadmin.cloud.tasks import service
 from cloudadmin.cloud.tasks.repository import TaskFilter
 from cloudadmin.cloud.tasks.schemas import Task, TaskList, TaskOrderBy, TaskState
@@ -48,9 +49,7 @@ async def list_tasks(
         TaskOrderBy | None,
         Query(description="By creation: `asc` oldest first, `desc` (default) newest first."),
     ] = None,
-    sorting: Annotated[
-        TaskOrderBy | None, Query(deprecated=True, description="Use `order_by`.")
-    ] = None,
+    sorting: Sorting = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most 1000 items.")] = 10,
     offset: Annotated[PageOffset, Query(description="Items skipped.")] = 0,
 ) -> TaskList:
@@ -68,7 +67,7 @@ async def list_tasks(
         is_acknowledged=is_acknowledged,
     )
     return await service.list_(
-        session, caller, flt, order=order_by or sorting or "desc", limit=limit, offset=offset
+        session, caller, flt, order=chosen(order_by, sorting), limit=limit, offset=offset
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import StringConstraints
 
+from cloudadmin.cloud.list_order import Sorting, chosen
 from cloudadmin.cloud.user_actions import service
+from cloudadmin.cloud.user_actions.filter_values import SourceIp, Text255, UserAgent
 from cloudadmin.cloud.user_actions.repository import LogFilter
 from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup, OrderBy, UserActionList
 from cloudadmin.kit.ints import Id32Filter, PageOffset
@@ -16,8 +17,6 @@ from cloudadmin.web.deps import CurrentCaller, Session
 from cloudadmin.web.route import ApiRoute
 
 router = APIRouter(route_class=ApiRoute, tags=["User actions"])
-
-Text255 = Annotated[str, StringConstraints(max_length=255)]
 
 
 def _several(what: str) -> Any:
@@ -39,9 +38,7 @@ async def list_user_actions(
         OrderBy | None,
         Query(description="By timestamp: `asc` oldest first, `desc` (default) most recent first."),
     ] = None,
-    sorting: Annotated[
-        OrderBy | None, Query(deprecated=True, description="Use `order_by`.")
-    ] = None,
+    sorting: Sorting = None,
     project_id: Annotated[list[Id32Filter] | None, _several("Project ID")] = None,
     region_id: Annotated[list[Id32Filter] | None, _several("Region ID")] = None,
     resource_id: Annotated[list[Text255] | None, _several("Resource ID")] = None,
@@ -52,14 +49,8 @@ async def list_user_actions(
             description="Part of a resource's `search_field` (its name), any letter case.",
         ),
     ] = None,
-    source_user_ips: Annotated[
-        list[Annotated[str, StringConstraints(max_length=64)]] | None,
-        _several("Originating IP address"),
-    ] = None,
-    user_agents: Annotated[
-        list[Annotated[str, StringConstraints(max_length=512)]] | None,
-        _several("User-Agent"),
-    ] = None,
+    source_user_ips: Annotated[list[SourceIp] | None, _several("Originating IP address")] = None,
+    user_agents: Annotated[list[UserAgent] | None, _several("User-Agent")] = None,
 ) -> UserActionList:
     """The user-action log: the records subscribers receive over AMQP, newest first unless
     `order_by=asc`. Operators: every account's; resellers: their own account's and their
@@ -78,5 +69,5 @@ async def list_user_actions(
         user_agents=user_agents or (),
     )
     return await service.list_(
-        session, caller, flt, order=order_by or sorting or "desc", limit=limit, offset=offset
+        session, caller, flt, order=chosen(order_by, sorting), limit=limit, offset=offset
     )

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict
 
+from cloudadmin.cloud.user_actions.filter_values import SourceIp, Text255, UserAgent
 from cloudadmin.cloud.user_actions.repository import LogFilter
 from cloudadmin.cloud.user_actions.schemas import ActionType, ApiGroup
 from cloudadmin.kit.ints import Id32Filter
@@ -31,10 +32,10 @@ class ActionFilter(BaseModel):
     to_timestamp: InstantQuery = None
     project_id: Id32Filter | None = None
     region_id: Id32Filter | None = None
-    resource_id: Annotated[str, StringConstraints(max_length=255)] | None = None
-    search_field: Annotated[str, StringConstraints(max_length=255)] | None = None
-    source_user_ip: Annotated[str, StringConstraints(max_length=64)] | None = None
-    user_agent: Annotated[str, StringConstraints(max_length=512)] | None = None
+    resource_id: Text255 | None = None
+    search_field: Text255 | None = None
+    source_user_ip: SourceIp | None = None
+    user_agent: UserAgent | None = None
     order_by: Literal["asc", "desc"] = "desc"
 
     def log_filter(self) -> LogFilter:
