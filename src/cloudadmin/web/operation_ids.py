@@ -17,6 +17,7 @@ from fastapi.utils import generate_unique_id
 _NOTIFICATIONS = "/iam/reselling/resellers/{resellerId}/notification_settings"
 _NOTIFICATION = _NOTIFICATIONS + "/{notificationSettingsId}"
 _LISTENERS = "/cloud/v1/lblisteners/{project_id}/{region_id}"
+_TASKS = "/cloud/v1/tasks"
 _POLICIES = "/cloud/v1/lifecycle_policy/{project_id}/{region_id}"
 _PRICING = "/cloud/v2/pricing/{project_id}/{region_id}"
 _USER_ACTIONS = "/cloud/v1/user_actions"
@@ -31,6 +32,18 @@ def _crud(collection: str, item: str, resource: str) -> dict[tuple[str, str], st
         ("GET", item): f"get_{resource}",
         ("PATCH", item): f"update_{resource}",
         ("DELETE", item): f"delete_{resource}",
+    }
+
+
+def _tokens(collection: str, suffix: str) -> dict[tuple[str, str], str]:
+    """The API tokens' four ids at ``collection`` (a version's), each ending in
+    ``suffix``: listed and created there, read and deleted at ``/{tokenId}``."""
+    item = collection + "/{tokenId}"
+    return {
+        ("GET", collection): f"list_api_tokens{suffix}",
+        ("POST", collection): f"create_api_token{suffix}",
+        ("GET", item): f"get_api_token{suffix}",
+        ("DELETE", item): f"delete_api_token{suffix}",
     }
 
 
@@ -64,14 +77,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/iam/activity_log/requests/{id}"): "get_activity_log_request",
     # iam: API tokens (SDK: iam.api_tokens, which calls the v2 paths; v1 keeps its paths
     # under ids of its own)
-    ("GET", "/iam/v2/clients/{clientId}/tokens"): "list_api_tokens",
-    ("POST", "/iam/v2/clients/{clientId}/tokens"): "create_api_token",
-    ("GET", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "get_api_token",
-    ("DELETE", "/iam/v2/clients/{clientId}/tokens/{tokenId}"): "delete_api_token",
-    ("GET", "/iam/clients/{clientId}/tokens"): "list_api_tokens_v1",
-    ("POST", "/iam/clients/{clientId}/tokens"): "create_api_token_v1",
-    ("GET", "/iam/clients/{clientId}/tokens/{tokenId}"): "get_api_token_v1",
-    ("DELETE", "/iam/clients/{clientId}/tokens/{tokenId}"): "delete_api_token_v1",
+    **_tokens("/iam/v2/clients/{clientId}/tokens", ""),
+    **_tokens("/iam/clients/{clientId}/tokens", "_v1"),
     # iam: invitations (SDK: iam.users.invite) and the link they mail
     ("POST", "/iam/clients/invite_user"): "invite_user",
     ("POST", "/iam/auth/set-password"): "set_user_password",
@@ -84,10 +91,10 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("PATCH", _LISTENERS + "/{listener_id}"): "update_listener_name",  # deprecated: v2
     ("PATCH", "/cloud/v2/lblisteners/{project_id}/{region_id}/{listener_id}"): "update_listener",
     # cloud: tasks (SDK: cloud.tasks)
-    ("GET", "/cloud/v1/tasks"): "list_tasks",
-    ("GET", "/cloud/v1/tasks/{task_id}"): "get_task",
-    ("POST", "/cloud/v1/tasks/{task_id}/acknowledge"): "acknowledge_task",
-    ("POST", "/cloud/v1/tasks/acknowledge_all"): "acknowledge_all_tasks",
+    ("GET", _TASKS): "list_tasks",
+    ("GET", _TASKS + "/{task_id}"): "get_task",
+    ("POST", _TASKS + "/{task_id}/acknowledge"): "acknowledge_task",
+    ("POST", _TASKS + "/acknowledge_all"): "acknowledge_all_tasks",
     # cloud: snapshot lifecycle policies (SDK: cloud.snapshot_schedules)
     ("GET", _POLICIES): "list_snapshot_schedules",
     ("GET", _POLICIES + "/{policy_id}"): "get_snapshot_schedule",
