@@ -8,7 +8,7 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Any
 
@@ -306,18 +306,13 @@ async def note_failed_authentication(
         log.exception("could not queue the %s", what)
 
 
+@dataclass
 class MailSender:
-    def __init__(
-        self,
-        secret_box: SecretBox,
-        outbound: Outbound | None = None,
-        platform: PlatformMailServer | None = None,
-    ) -> None:
-        self.secret_box = secret_box
-        self.outbound = outbound or Outbound()
-        # The platform's own server (CLOUDADMIN_SMTP_*), for a mail no reseller can send;
-        # None: such a mail is not sent.
-        self.platform = platform
+    secret_box: SecretBox
+    outbound: Outbound = field(default_factory=Outbound)
+    # The platform's own server (CLOUDADMIN_SMTP_*), for a mail no reseller can send;
+    # None: such a mail is not sent.
+    platform: PlatformMailServer | None = None
 
     def _server_of(
         self, message: MailMessage, branding: Branding | None
