@@ -137,22 +137,24 @@ class Write:
     body: dict[str, Any]
 
 
+def client_user(chain: str, i: int) -> Write:
+    """A new user of the reseller's account: one event on its subscription."""
+    return Write(
+        chain,
+        f"{chain}-{i}",
+        "POST",
+        f"/iam/clients/{RESELLER_ACCOUNT}/client-users/create",
+        {
+            "username": f"{chain}-{i}@acme.example",
+            "name": f"{chain} {i}",
+            "password": secrets.token_urlsafe(18),
+            "user_role": {"id": 5, "name": "Engineers"},
+        },
+    )
+
+
 def chains() -> dict[str, list[Write]]:
     """Sequences of writes; each sequence is sent in order, all sequences at once."""
-
-    def client_user(chain: str, i: int) -> Write:
-        return Write(
-            chain,
-            f"{chain}-{i}",
-            "POST",
-            f"/iam/clients/{RESELLER_ACCOUNT}/client-users/create",
-            {
-                "username": f"{chain}-{i}@acme.example",
-                "name": f"{chain} {i}",
-                "password": secrets.token_urlsafe(18),
-                "user_role": {"id": 5, "name": "Engineers"},
-            },
-        )
 
     def patch(chain: str, i: int, name: str, value: str) -> Write:
         return Write(chain, f"{chain}-{i}", "PATCH", f"/iam/users/{RESELLER_ADMIN}", {name: value})
@@ -182,6 +184,9 @@ class Outcome:
     admin: list[dict[str, Any]]  # GET /iam/users/{RESELLER_ADMIN} through each server
     messages: list[aio_pika.abc.AbstractIncomingMessage]  # of the writes, in arrival order
     missing: list[str]  # request ids whose event did not arrive in time
+    # Why a late duplicate could still come (the marker written after the events did not
+    # arrive); None once it did.
+    unsettled: str | None
     log: list[dict[str, Any]]  # the user-action log's records of the writes
     metrics: dict[str, int]  # status of GET /metrics per server, negative without counts
 
@@ -213,6 +218,18 @@ async def send_chain(
 
 def of_writes(queue: Queue, expected: set[str]) -> list[aio_pika.abc.AbstractIncomingMessage]:
     return [m for m in queue.received if json.loads(m.body)["request_id"] in expected]
+
+
+async def arrivals(queue: Queue, wanted: set[str], timeout: float) -> set[str]:
+    """The request ids of ``wanted`` whose events reached the queue, once all have or
+    ``timeout`` seconds have passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        arrived = {json.loads(m.body)["request_id"] for m in queue.received} & wanted
+        if arrived >= wanted or loop.time() > deadline:
+            return arrived
+        await asyncio.sleep(0.1)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -249,13 +266,16 @@ async def outcome(rabbit_url: str, deployment: Deployment, queue: Queue) -> Outc
             for base in (first, second)
         ]
 
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + EVENTS_DEADLINE
-        arrived: set[str] = set()
-        while not arrived >= expected and loop.time() < deadline:
-            await asyncio.sleep(0.1)
-            arrived = {json.loads(m.body)["request_id"] for m in of_writes(queue, expected)}
-        await asyncio.sleep(1.0)  # a late duplicate would show up now
+        arrived = await arrivals(queue, expected, EVENTS_DEADLINE)
+        # A subscription's events go out in the order they were written (TestEvents
+        # checks it per writer), so a marker written after them arrives after them: once
+        # it has, a second copy of any of them would have arrived before it.
+        marker = client_user("marker", 0)
+        unsettled = None
+        if refused := await send_chain(client, second, deployment.key, [marker]):
+            unsettled = f"the marker was refused: {refused}"
+        elif not await arrivals(queue, {marker.request_id}, EVENTS_DEADLINE):
+            unsettled = f"the marker did not arrive within {EVENTS_DEADLINE} s"
 
         log = (
             await client.get(
@@ -278,6 +298,7 @@ async def outcome(rabbit_url: str, deployment: Deployment, queue: Queue) -> Outc
         admin=admin,
         messages=of_writes(queue, expected),
         missing=sorted(expected - arrived),
+        unsettled=unsettled,
         log=[r for r in log if r["request_id"] in expected],
         metrics=metrics,
     )
@@ -319,6 +340,7 @@ class TestEvents:
         )
 
     def test_none_is_published_twice(self, outcome: Outcome):
+        assert outcome.unsettled is None, f"{outcome.unsettled}\n{outcome.deployment.logs()}"
         counts = Counter(b["request_id"] for b in outcome.bodies)
         assert [rid for rid, n in counts.items() if n > 1] == []
 
