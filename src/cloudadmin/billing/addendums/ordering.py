@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement
 
 from cloudadmin.billing.addendums.tables import A
+from cloudadmin.db.dialect import code_point_order
 from cloudadmin.kit.ordering import parse_ordering
 
 # ORDER BY clauses, the same tuple for the same ordering so that it can key a statement.
@@ -26,8 +27,7 @@ class _Key:
     def clauses(self, descending: bool, dialect: str) -> list[Any]:
         out = []
         for column in self.columns:
-            # Code point order on both databases (SQLite's BINARY is already that).
-            col = column.collate("C") if self.text and dialect == "postgresql" else column
+            col = code_point_order(dialect, column) if self.text else column
             clause = col.desc() if descending else col.asc()
             if self.nullable:  # end null = never ends: last ascending, first descending
                 clause = clause.nulls_first() if descending else clause.nulls_last()
