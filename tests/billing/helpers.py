@@ -66,6 +66,15 @@ def addendum_row(client_id: int, **fields: Any) -> dict[str, Any]:
     return row
 
 
+def item_paths(item: dict[str, Any], prefix: str = "") -> list[str]:
+    """An item's (or a record's) values by their dotted paths, in order."""
+    found: list[str] = []
+    for key, value in item.items():
+        nested = isinstance(value, dict)
+        found += item_paths(value, f"{prefix}{key}.") if nested else [prefix + key]
+    return found
+
+
 async def insert_addendums(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
         await session.execute(insert(Addendum), [derive_row(r) for r in rows])

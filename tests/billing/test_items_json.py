@@ -4,6 +4,7 @@ in every order."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,11 +15,11 @@ from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import URL
 
-from cloudadmin.billing.addendums import filters, ordering, repository, service
+from cloudadmin.billing.addendums import fields, filters, ordering, repository, service
 from cloudadmin.billing.addendums import plan as planning
 from cloudadmin.billing.addendums.schemas import AddendumQuery
 from cloudadmin.db.models import Addendum, Client
-from tests.billing.helpers import addendum_row, caller, insert_addendums
+from tests.billing.helpers import addendum_row, caller, insert_addendums, item_paths
 from tests.factories import Landscape, landscape
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -111,6 +112,25 @@ class TestItemsWrittenByTheDatabase:
         written = await repository.page_text(conn, where, order, limit=q.limit, offset=q.offset)
         assert len(page) == len(table)
         assert written == service._written(page, None)
+
+    async def test_every_field_of_the_table_is_written(
+        self, session: AsyncSession, ls: Landscape, dialect: str
+    ):
+        """The projection is generated from the field table (fields.py): the items carry
+        its wire fields, in its order (status_at_active_at is the service's alone)."""
+        if dialect != "postgresql":
+            pytest.skip("SQLite's pages are written by the service")
+        await session.execute(delete(Addendum))
+        await insert_addendums(session, [addendum_row(ls.client_account.id, id=7)])
+        q = AddendumQuery()
+        where = filters.where(q, OPERATOR, dialect)
+        order = ordering.order_by(None, dialect)
+        conn = await session.connection()
+        written = await repository.page_text(conn, where, order, limit=25, offset=0)
+        page = await repository.page(conn, where, order, limit=25, offset=0)
+        assert written == service._written(page, None)
+        expected = [f.path for f in fields.WIRE if f.origin != fields.COMPUTED]
+        assert item_paths(json.loads(written)) == expected
 
     async def test_an_empty_page_is_no_bytes(self, session: AsyncSession, dialect: str):
         if dialect != "postgresql":

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from cloudadmin.billing.addendums import fields, shaping
+from cloudadmin.billing.addendums.fields import AddendumField
 from cloudadmin.kit.timeparse import isoformat_z
 
 Row = Mapping[Any, Any]  # a RowMapping of the table
@@ -100,23 +102,19 @@ lifecycle_policy_record = copied(
 )  # fmt: skip
 
 
-def addendum_record(row: Row) -> Record:
-    return {
-        "id": row["id"],
-        "client_id": row["client_id"],
-        "payer_id": row["payer_id"],
-        "provider_id": row["provider_id"],
-        "reseller_id": row["reseller_id"],
-        "status": row["status"],
-        "active_range": {"start": _instant(row["active_start"]),
-                         "end": _instant(row["active_end"])},
-        "created_at": _instant(row["created_at"]),
-        "currency": {"id": row["currency_id"], "char_code": row["currency_char_code"],
-                     "symbol": row["currency_symbol"]},
-        "plan": {"id": row["plan_id"], "name": row["plan_name"]},
-        "product": {"id": row["product_id"], "name": row["product_name"],
-                    "internal_name": row["product_internal_name"]},
-    }  # fmt: skip
+def _addendum_value(field: AddendumField) -> str:
+    read = f"row[{field.column!r}]"
+    return f"_instant({read})" if field.kind.endswith("instant") else read
+
+
+# The stored fields of the field table (billing/addendums/fields.py), nested as the
+# wire nests them: written once as the dict literal (shaping.py), the export's rows
+# are many.
+addendum_record: Callable[[Row], Record] = shaping.build(
+    "addendum_record",
+    shaping.dict_literal(fields.layout(fields.STORED_FIELDS), _addendum_value),
+    names={"_instant": _instant},
+)
 
 
 amqp_subscription_record = copied(

@@ -7,11 +7,19 @@ forbid unknown keys, so typos fail at their JSON pointer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from cloudadmin.billing.addendums import fields as addendum_fields
 from cloudadmin.billing.addendums import schemas as billing
 from cloudadmin.billing.catalogue import CURRENCIES, PRODUCTS
 from cloudadmin.cloud.lifecycle_policies import schemas as policies
@@ -23,16 +31,13 @@ from cloudadmin.iam.reselling.branding import schemas as branding
 from cloudadmin.iam.reselling.notifications.schemas import NotificationType
 from cloudadmin.iam.users import schemas as users
 from cloudadmin.importer.fields import (
-    BigId,
     Email,
     Id,
     Int32,
-    Int64,
     Timestamp,
     ValidEmail,
     api_literal,
 )
-from cloudadmin.kit.ints import INT32_MAX
 
 # argon2 in its PHC string form, as hash_password() writes it.
 PasswordHash = Annotated[str, Field(pattern=r"^\$argon2(id|i|d)\$", max_length=1024)]
@@ -52,7 +57,6 @@ if TYPE_CHECKING:
     PolicyStatus: TypeAlias = str
     ScheduleType: TypeAlias = str
     AddendumStatus: TypeAlias = str
-    CurrencyCode: TypeAlias = str
 else:
     SignupProcess = api_literal(clients.Client.model_fields["signup_process"].annotation)
     ClientType = api_literal(clients.Client.model_fields["client_type"].annotation)
@@ -63,7 +67,6 @@ else:
         policies.IntervalSchedule.model_fields["type"].annotation,
     )
     AddendumStatus = api_literal(billing.Addendum.model_fields["status"].annotation)
-    CurrencyCode = api_literal(billing.AddendumQuery.model_fields["currency_char_code"].annotation)
 Text255 = Annotated[str, Field(max_length=255)]
 TimeoutMs = Annotated[int, Field(ge=0, le=86_400_000)]
 
@@ -310,68 +313,75 @@ class NotificationSettingRecord(Record):
 # --- billing --------------------------------------------------------------------
 
 
-class AddendumClient(Record):
-    id: Id
-    company_name: str | None = None
+# The addendum's shape is the field table's (billing/addendums/fields.py); the checks
+# below are what a shape cannot say.
 
 
-class ActiveRange(Record):
-    start: Timestamp
-    end: Timestamp | None = None
+def _id_matches_code(currency: Any) -> Any:
+    if CURRENCIES.get(currency.id) != currency.char_code:
+        raise _at("id", f"currency id {currency.id} is not {currency.char_code} (1 USD, 2 EUR)")
+    return currency
 
 
-class Currency(Record):
-    id: int
-    char_code: CurrencyCode
-    symbol: Annotated[str, Field(max_length=5)]
-
-    @model_validator(mode="after")
-    def _id_matches_code(self) -> Currency:
-        if CURRENCIES.get(self.id) != self.char_code:
-            raise _at("id", f"currency id {self.id} is not {self.char_code} (1 USD, 2 EUR)")
-        return self
+def _known_product(product: Any) -> Any:
+    if product.id not in PRODUCTS:
+        raise _at("id", f"unknown product id {product.id}")
+    expected = PRODUCTS[product.id]
+    if expected != product.internal_name:
+        given = product.internal_name
+        raise _at("internal_name", f"product {product.id} is {expected}, not {given}")
+    return product
 
 
-class Plan(Record):
-    id: Int32
-    name: Text255
+def _client_is_client_id(addendum: Any) -> Any:
+    client = addendum.client
+    if client is not None and client.id != addendum.client_id:
+        raise _at("client", f"client.id {client.id} is not client_id {addendum.client_id}")
+    return addendum
 
 
-class Product(Record):
-    id: int
-    name: Text255
-    internal_name: str
-
-    @model_validator(mode="after")
-    def _known_product(self) -> Product:
-        if self.id not in PRODUCTS:
-            raise _at("id", f"unknown product id {self.id}")
-        expected = PRODUCTS[self.id]
-        if expected != self.internal_name:
-            raise _at("internal_name", f"product {self.id} is {expected}, not {self.internal_name}")
-        return self
+# The checks of each object ("": the addendum itself).
+_CHECKS = {"": _client_is_client_id, "currency": _id_matches_code, "product": _known_product}
 
 
-class AddendumRecord(Record):
-    id: BigId
-    client_id: Id
-    status: AddendumStatus
-    active_range: ActiveRange
-    created_at: Timestamp
-    currency: Currency
-    plan: Plan
-    product: Product
-    client: AddendumClient | None = None
-    payer_id: Int64 | None = None
-    provider_id: Int32 | None = None
-    reseller_id: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
-    status_at_active_at: str | None = None  # response detail with no column; ignored
+def _record_field(field: addendum_fields.AddendumField) -> tuple[Any, Any]:
+    """A field's type and default in a load record: a value the addendums table takes,
+    never one the API would not write. What is not stored is accepted and kept nowhere."""
+    if field.origin in (addendum_fields.JOINED, addendum_fields.COMPUTED):
+        return str | None, None
+    if field.kind in ("number", "nullable number"):
+        low, high = field.bounds or (None, None)
+        typed: Any = Annotated[int, Field(ge=low, le=high)] if field.bounds else int
+    elif field.kind in ("instant", "nullable instant"):
+        typed = Timestamp
+    elif field.kind == "status":
+        typed = AddendumStatus
+    elif field.known is not None:
+        typed = Literal[field.known]
+    elif field.max_length is not None:
+        typed = Annotated[str, Field(max_length=field.max_length)]
+    else:
+        typed = str
+    return (typed | None, None) if addendum_fields.optional(field) else (typed, ...)
 
-    @model_validator(mode="after")
-    def _client_is_client_id(self) -> AddendumRecord:
-        if self.client is not None and self.client.id != self.client_id:
-            raise _at("client", f"client.id {self.client.id} is not client_id {self.client_id}")
-        return self
+
+def _record_model(name: str, members: addendum_fields.Layout, key: str) -> Any:
+    declared: dict[str, Any] = {}
+    for member, node in members:
+        if isinstance(node, addendum_fields.AddendumField):
+            declared[member] = _record_field(node)
+        else:
+            model = _record_model(addendum_fields.GROUPS[member], node, member)
+            declared[member] = (
+                (model | None, None) if addendum_fields.optional(node) else (model, ...)
+            )
+    checks: dict[str, Any] = {}
+    if key in _CHECKS:
+        checks[_CHECKS[key].__name__] = model_validator(mode="after")(_CHECKS[key])
+    return create_model(name, __base__=Record, __validators__=checks, **declared)
+
+
+AddendumRecord = _record_model("AddendumRecord", addendum_fields.layout(addendum_fields.FIELDS), "")
 
 
 class NestedError(ValueError):

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
+from cloudadmin.billing.addendums.fields import STORED_COLUMNS, STORED_FIELDS
 from cloudadmin.billing.addendums.names import derive_row
 from cloudadmin.cloud.pricing import records as prices
 from cloudadmin.cloud.pricing.records import PriceRecord
@@ -180,27 +182,12 @@ def amqp_subscription_row(rec: cr.AmqpSubscriptionRecord, ctx: RowContext) -> Ro
     return row
 
 
-def addendum_row(rec: r.AddendumRecord, _ctx: RowContext) -> Row:
+# An addendum's stored fields by their paths (attrgetter follows the dots), and the
+# columns they go to: the field table's (billing/addendums/fields.py).
+_ADDENDUM_VALUES = attrgetter(*(f.path for f in STORED_FIELDS))
+
+
+def addendum_row(rec: Any, _ctx: RowContext) -> Row:
     # derive_row adds the caseless name copies the name filters search; an upsert
     # must carry them, or a renamed plan would keep its old folded name.
-    return derive_row(
-        {
-            "id": rec.id,
-            "client_id": rec.client_id,
-            "payer_id": rec.payer_id,
-            "provider_id": rec.provider_id,
-            "reseller_id": rec.reseller_id,
-            "status": rec.status,
-            "active_start": rec.active_range.start,
-            "active_end": rec.active_range.end,
-            "created_at": rec.created_at,
-            "currency_id": rec.currency.id,
-            "currency_char_code": rec.currency.char_code,
-            "currency_symbol": rec.currency.symbol,
-            "plan_id": rec.plan.id,
-            "plan_name": rec.plan.name,
-            "product_id": rec.product.id,
-            "product_name": rec.product.name,
-            "product_internal_name": rec.product.internal_name,
-        }
-    )
+    return derive_row(dict(zip(STORED_COLUMNS, _ADDENDUM_VALUES(rec), strict=True)))

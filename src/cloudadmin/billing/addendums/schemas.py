@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
+from cloudadmin.billing.addendums import fields
 from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCT_IDS, STATUSES
 from cloudadmin.kit.ints import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from cloudadmin.kit.page_model import LinkedPage
@@ -202,50 +203,36 @@ class AddendumQuery(BaseModel):
 # --- response ---
 
 
-class AddendumClient(BaseModel):
-    id: int
-    company_name: str
+Status = Literal["upcoming", "active", "paused", "stopped"]
+_WIRE_TYPES: dict[str, Any] = {
+    "number": int,
+    "nullable number": int | None,
+    "string": str,
+    "instant": str,  # written by to_json from a datetime: RFC 3339 with a Z
+    "nullable instant": str | None,
+    "status": Status,
+}
 
 
-class ActiveRange(BaseModel):
-    start: str = Field(description="UTC instant, RFC 3339; the first instant of the period.")
-    end: str | None = Field(
-        description="UTC instant, RFC 3339; the period ends just before "
-        "it. Null: the period does not end."
-    )
+def _wire_field(field: fields.AddendumField) -> tuple[Any, Any]:
+    if field.origin == fields.COMPUTED:  # only present with active_at
+        return _WIRE_TYPES[field.kind] | None, Field(None, description=field.description)
+    return _WIRE_TYPES[field.kind], Field(description=field.description)
 
 
-class Currency(BaseModel):
-    id: int
-    char_code: str
-    symbol: str
+def _item_model() -> type[BaseModel]:
+    """schemas.Addendum, from the field table (fields.py): an object of the table's
+    groups, each its own model as the document names it (fields.GROUPS)."""
+    members: dict[str, Any] = {}
+    for key, node in fields.layout(fields.WIRE):
+        if isinstance(node, fields.AddendumField):
+            members[key] = _wire_field(node)
+        else:
+            inner: dict[str, Any] = {k: _wire_field(f) for k, f in node}
+            group = create_model(fields.GROUPS[key], **inner)
+            members[key] = (group, Field())
+    return create_model("Addendum", **members)
 
 
-class Plan(BaseModel):
-    id: int
-    name: str
-
-
-class Product(BaseModel):
-    id: int
-    name: str
-    internal_name: str
-
-
-class Addendum(BaseModel):
-    id: int
-    client_id: int
-    client: AddendumClient
-    status: Literal["upcoming", "active", "paused", "stopped"]
-    active_range: ActiveRange
-    created_at: str = Field(description="UTC instant, RFC 3339.")
-    currency: Currency
-    plan: Plan
-    product: Product
-    status_at_active_at: Literal["upcoming", "active", "paused", "stopped"] | None = Field(
-        None, description="Present only when active_at is given: the status at that instant."
-    )
-
-
-class AddendumPage(LinkedPage):
-    results: list[Addendum]
+Addendum = _item_model()
+AddendumPage = create_model("AddendumPage", __base__=LinkedPage, results=(list[Addendum], ...))  # type: ignore[valid-type]

@@ -20,18 +20,16 @@ from cloudadmin.billing.addendums.counter_filters import (
     counter_clauses,
     counter_table,
 )
+from cloudadmin.billing.addendums.fields import PAGE_FIELDS
 from cloudadmin.billing.addendums.filter_sql import company_named
 from cloudadmin.billing.addendums.filters import Shape, clauses
 from cloudadmin.billing.addendums.ordering import Order
 from cloudadmin.billing.addendums.tables import COUNTS, DAYS, A, C, addendums, clients
 from cloudadmin.db import driver
 
-# Order matters: service._out unpacks the row (with company_name last).
-PAGE_COLUMNS = (
-    A.id, A.client_id, A.status, A.active_start, A.active_end, A.created_at,
-    A.currency_id, A.currency_char_code, A.currency_symbol, A.plan_id, A.plan_name,
-    A.product_id, A.product_name, A.product_internal_name,
-)  # fmt: skip
+# The wire's stored fields in the table's order (fields.PAGE_FIELDS): service.py shapes
+# the row by position, with the client's name last.
+PAGE_COLUMNS = tuple(A[field.column] for field in PAGE_FIELDS if field.column)
 
 
 def _page_source(shape: Shape, order: Order) -> tuple[Any, Any, tuple[Any, ...]]:
