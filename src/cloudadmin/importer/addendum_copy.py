@@ -139,25 +139,26 @@ def _instant_of(value: Any) -> datetime:
 
 def _folded(known: dict[str, str], name: str) -> str:
     # A few hundred plan and product names in a million rows: each folded once.
-    found = known.get(name)
-    if found is None:
-        found = known[name] = fold(name)
+    found = known[name] = fold(name)
     return found
 
 
 def _value(field: AddendumField) -> str:
     """The expression of ``field``'s column in the COPY tuple, over the struct ``rec``."""
     value = f"rec.{field.path}"
-    if fields.optional(field):  # a key left out (UNSET) is a null
-        then = "_instant_of(v)" if field.kind == "nullable instant" else "v"
-        return f"(None if (v := {value}) is None or v is UNSET else {then})"
+    if field.kind == "nullable instant":  # a key left out (UNSET) is a null
+        return f"(None if (v := {value}) is None or v is UNSET else _instant_of(v))"
+    if fields.optional(field):
+        return f"(None if (v := {value}) is UNSET else v)"
     return f"_instant_of({value})" if field.kind == "instant" else value
 
 
 def _columns_function() -> Any:
     path_of = {f.column: f.path for f in fields.STORED_FIELDS}
     values = [_value(f) for f in fields.STORED_FIELDS]
-    values += [f"_folded(folded, rec.{path_of[name]})" for name in FOLDED_COLUMNS.values()]
+    for source in FOLDED_COLUMNS.values():  # the dict's answer, else a call that folds
+        name = f"rec.{path_of[source]}"
+        values.append(f"(folded.get({name}) or _folded(folded, {name}))")
     names = {"UNSET": UNSET, "_instant_of": _instant_of, "_folded": _folded}
     return shaping.build("columns", f"({', '.join(values)},)", params="rec, folded", names=names)
 
@@ -172,20 +173,6 @@ def _structs(chunk: list[Any]) -> list[Any]:
     return records
 
 
-def _typed_tuple(rec: Any, folded: dict[str, str]) -> tuple[Any, ...]:
-    # msgspec checked the shape (AddendumJson); a lone surrogate escape, which the
-    # models refuse, it refuses to decode at all. What is left: the records' checks.
-    currency, product, client = rec.currency, rec.product, rec.client
-    if CURRENCIES.get(currency.id) != currency.char_code:
-        raise _Unsure
-    if PRODUCTS.get(product.id) != product.internal_name:
-        raise _Unsure
-    if client is not UNSET and client is not None and client.id != rec.client_id:
-        raise _Unsure
-    result: tuple[Any, ...] = _columns(rec, folded)
-    return result
-
-
 def copy_tuples(chunk: list[Any]) -> list[tuple[Any, ...]] | None:
     """The COPY tuples (``COLUMNS``) of ``chunk``'s addendums when every one is plainly
     valid; None when pydantic must look at the chunk."""
@@ -195,7 +182,16 @@ def copy_tuples(chunk: list[Any]) -> list[tuple[Any, ...]] | None:
     try:
         typed = chunk if chunk and type(chunk[0]) is AddendumJson else _structs(chunk)
         for rec in typed:
-            append(_typed_tuple(rec, folded))
+            # msgspec checked the shape (AddendumJson); what is left are the records'
+            # checks, written out in the loop (the hot one of a bulk load) as before.
+            currency, product, client = rec.currency, rec.product, rec.client
+            if CURRENCIES.get(currency.id) != currency.char_code:
+                raise _Unsure
+            if PRODUCTS.get(product.id) != product.internal_name:
+                raise _Unsure
+            if client is not UNSET and client is not None and client.id != rec.client_id:
+                raise _Unsure
+            append(_columns(rec, folded))
     except _REFUSALS:
         return None
     return out
