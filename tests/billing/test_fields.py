@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from cloudadmin.billing.addendums import fields, schemas, service, statements
+from cloudadmin.billing.addendums import export, fields, schemas, service, statements
 from cloudadmin.billing.addendums.tables import addendums
 from cloudadmin.db.models.billing import FOLDED_COLUMNS
 from cloudadmin.exporter.records import addendum_record
@@ -83,6 +83,12 @@ class TestTheReaders:
         assert item_paths(item) == WIRE_PATHS
         assert item["client"] == {"id": item["client_id"], "company_name": ""}
         assert "status_at_active_at" not in service._out((*row, "Acme"), None)
+
+    def test_the_csv_download(self):
+        """A line is the list's item flattened, without the repeated client.id."""
+        row = tuple(range(len(fields.PAGE_FIELDS))) + ("Acme",)
+        paths = [p for p in item_paths(service._out(row, None)) if p != "client.id"]
+        assert list(export.HEADER) == [p.replace(".", "_") for p in paths]
 
     def test_the_load_and_its_copy(self):
         paths = [f.path for f in fields.FIELDS]

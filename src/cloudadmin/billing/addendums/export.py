@@ -37,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.auth.caller import Caller
-from cloudadmin.billing.addendums import filters, ordering
+from cloudadmin.billing.addendums import fields, filters, ordering
 from cloudadmin.billing.addendums.ordering import Order
 from cloudadmin.billing.addendums.repository import dialect_of
 from cloudadmin.billing.addendums.schemas import AddendumQuery
@@ -46,15 +46,10 @@ from cloudadmin.billing.addendums.tables import A, addendums, clients
 # Rows fetched from the database per round trip.
 BATCH_ROWS = 5_000
 
-# The columns of a line, in order: the list's item (schemas.Addendum) flattened.
-HEADER = (
-    "id", "client_id", "client_company_name", "status", "active_range_start",
-    "active_range_end", "created_at", "currency_id", "currency_char_code",
-    "currency_symbol", "plan_id", "plan_name", "product_id", "product_name",
-    "product_internal_name",
-)  # fmt: skip
-# What each column of HEADER is: a number, text, or an instant (already text).
-_KINDS = "nnttiiinttntntt"
+# The columns of a line, in order: the list's item flattened (fields.WIRE; client.id
+# repeats client_id, status_at_active_at is the list's per request).
+_CELLS = tuple(f for f in fields.WIRE if f.origin not in (fields.REPEATS, fields.COMPUTED))
+HEADER = tuple(f.path.replace(".", "_") for f in _CELLS)
 
 _FORMULA_FIRST = ("=", "+", "-", "@", "\t", "\r")
 _QUOTE = literal_column("'\"'", String)
@@ -98,31 +93,15 @@ def _cells(dialect: str) -> tuple[Any, list[ColumnElement[Any]]]:
     not correlate with the join."""
     client = clients.alias("client")
     joined = addendums.outerjoin(client, client.c.id == A.client_id)
-    columns = [
-        A.id,
-        A.client_id,
-        client.c.company_name,
-        A.status,
-        _instant_text(A.active_start, dialect),
-        _instant_text(A.active_end, dialect),
-        _instant_text(A.created_at, dialect),
-        A.currency_id,
-        A.currency_char_code,
-        A.currency_symbol,
-        A.plan_id,
-        A.plan_name,
-        A.product_id,
-        A.product_name,
-        A.product_internal_name,
-    ]
     cells: list[ColumnElement[Any]] = []
-    for column, kind in zip(columns, _KINDS, strict=True):
-        if kind == "n":
+    for field in _CELLS:
+        column = client.c.company_name if field.column is None else A[field.column]  # joined
+        if field.kind in ("number", "nullable number"):
             cells.append(cast(column, String))
-        elif kind == "t":
+        elif field.kind.endswith("instant"):  # an open end: an empty cell
+            cells.append(func.coalesce(_instant_text(column, dialect), "", type_=String))
+        else:
             cells.append(_text_cell(column))
-        else:  # an open end: an empty cell
-            cells.append(func.coalesce(column, "", type_=String))
     return joined, cells
 
 
