@@ -134,6 +134,21 @@ class TestBrowser:
         assert ids_in(page.text) == [r["id"] for r in rows[:5]]
         assert "5 addendums" in page.text
 
+    async def test_the_table_is_ascii_with_other_characters_as_references(
+        self, client: httpx.AsyncClient, session: AsyncSession, people: People
+    ):
+        # docs/portal.md, "What a page costs": one character past U+00FF would make the
+        # whole page two bytes a character in Python.
+        await arrange(session, people, 3)
+        await sign_in(client, people.emails["operator"])
+        page = await client.get(LIST, params={"plan_name": "Größe"})
+        assert page.status_code == 200
+        table = page.text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+        assert table.isascii()
+        assert len(ids_in(page.text)) == 1 and "<td>Gr&#246;&#223;e</td>" in table
+        part = await client.get(LIST, params={"plan_name": "Größe"}, headers={"HX-Request": "true"})
+        assert part.text.isascii() and "<td>Gr&#246;&#223;e</td>" in part.text
+
     @pytest.mark.parametrize(
         ("params", "field", "message"),
         [

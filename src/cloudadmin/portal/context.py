@@ -11,7 +11,7 @@ errors as pages (another tenant's id is the 404 page), commit on success.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any
@@ -42,6 +42,7 @@ from cloudadmin.iam.sign_in.signed_in import signed_in
 from cloudadmin.portal import navigation
 from cloudadmin.portal.pages import fragment, page, refused, secure
 from cloudadmin.web.app_state import app_state
+from cloudadmin.web.direct_call import direct_handler
 from cloudadmin.web.error_render import to_api_error
 from cloudadmin.web.request_log import LoggedRequest
 from cloudadmin.web.text_guard import unstorable
@@ -267,10 +268,19 @@ class PortalRoute(APIRoute):
     success (below 400) and rolled back otherwise; a state-changing request of a signed-in
     user gets its activity-log row (action ``portal.<route name>``, no token), in the
     same transaction, or after a rollback in one of its own, marked reverted; the
-    security headers on every answer."""
+    security headers on every answer.
+
+    A page whose dependencies each take the request alone (``AdminPage``, ``only(...)``)
+    is called without FastAPI's dependency solver, as the API's routes are
+    (web/direct_call.py; tests/portal/test_direct_call_pages.py compares the bytes)."""
+
+    calls_directly = False
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
+        solved = super().get_route_handler()
+        direct = direct_handler(self, solved)
+        self.calls_directly = direct is not None
+        handle = direct or solved
         action = f"portal.{self.name}"
 
         async def portal_handler(request: Request) -> Response:
@@ -300,7 +310,7 @@ class PortalRoute(APIRoute):
 async def _respond(
     request: Request,
     db: RequestDatabase,
-    handle: Callable[[Request], Coroutine[Any, Any, Response]],
+    handle: Callable[[Request], Awaitable[Response]],
     action: str,
     requested_at: Any,
 ) -> Response:
