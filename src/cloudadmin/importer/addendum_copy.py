@@ -16,7 +16,7 @@ holds it to the models on valid and invalid records.
 A chunk that pydantic then finds valid is a *fallback*, as db/driver.py's replays
 are: a slowdown nobody would otherwise see, counted (:func:`fallback_count`) and
 logged as a warning, and the importer's tests fail on one they did not expect
-(tests/importer/conftest.py). Only the refusals this module means (``_REFUSALS``)
+(tests/driver_guard.py). Only the refusals this module means (``_REFUSALS``)
 lead to pydantic; any other exception is a bug here and propagates as it is.
 
 The shape is the field table's (billing/addendums/fields.py): ``AddendumJson``, a
