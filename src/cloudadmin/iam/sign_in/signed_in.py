@@ -76,12 +76,7 @@ async def signed_in(
     ]
     if row.user_id is None or deleted or not active or gone:
         return None
-    if superuser:
-        kind = PortalKind.operator
-    elif account_type == "reseller":
-        kind = PortalKind.reseller
-    else:
-        kind = PortalKind.client
+    kind = PortalKind.of(superuser, account_type == "reseller")
     user = PortalUser(row.user_id, email, name or email, kind)
     caller = Caller(
         user_id=row.user_id,
