@@ -24,7 +24,7 @@ from fastapi import APIRouter, Depends
 from markupsafe import Markup
 from pydantic_core import from_json
 from sqlalchemy.ext.asyncio import AsyncConnection
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
 from cloudadmin.billing.addendums import export, service
 from cloudadmin.billing.addendums.chart import ActiveByMonth, active_by_month
@@ -36,7 +36,7 @@ from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
 from cloudadmin.portal.csv_export import csv_text_download
 from cloudadmin.portal.forms import FORM, errors_of
 from cloudadmin.portal.pages import fragment
-from cloudadmin.portal.sections import billing_chart, billing_table
+from cloudadmin.portal.sections import billing_chart, billing_results, billing_table
 from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
 from cloudadmin.web.app_state import app_state
 
@@ -181,16 +181,21 @@ def _answer(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> Res
             message = f"{what} ({name}): {errors.pop(name)}"
             errors[FORM] = f"{errors[FORM]} {message}" if FORM in errors else message
     values = _page_values(portal, browse, found)
+    part = billing_results.results(values)
     if _wants_part(portal):
+        response = HTMLResponse(part, status_code=status)
         if status != 200:
             # htmx does not swap a refusal in: the browser loads the whole page, which
             # shows the fields' messages (the same address: the same refusal).
-            response = portal.part("billing/results.html", status=status, **values)
             response.headers["HX-Redirect"] = str(portal.request.url)
-            return response
-        return portal.part("billing/results.html", **values)
+        return response
     return portal.page(
-        TITLE, "billing/index.html", status=status, filters_form=filters_form(browse), **values
+        TITLE,
+        "billing/index.html",
+        status=status,
+        filters_form=filters_form(browse),
+        results=part,
+        chart_link=values["chart_link"],
     )
 
 
