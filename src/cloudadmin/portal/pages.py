@@ -5,6 +5,7 @@ already rendered), and the headers every portal answer carries (docs/portal.md,
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -83,11 +84,26 @@ def page(
 ) -> HTMLResponse:
     """A whole page around ``content`` (already rendered). With a session's CSRF token,
     htmx sends it as the X-CSRF-Token header of every request (hx-headers on <body>)."""
+    head, tail = _layout(title, csrf_token, navigation)
+    # str.join, not +: Markup's + would escape the layout's plain text.
+    return HTMLResponse("".join((head, content, tail)), status_code=status, headers=headers)
+
+
+# What stands in for the content while the layout is rendered around it.
+_CONTENT = Markup("<!--content-->")
+
+
+@lru_cache(maxsize=1024)
+def _layout(title: str, csrf_token: str | None, navigation: Markup) -> tuple[str, str]:
+    """The layout before and after a page's content. It is the same for every page of
+    one title, person and section: rendered once, kept for the sessions in use (bounded;
+    a process's own memo, as the navigation's)."""
     hx_headers = None if csrf_token is None else json.dumps({"X-CSRF-Token": csrf_token})
     text = fragment(
-        "page.html", title=title, hx_headers=hx_headers, navigation=navigation, content=content
+        "page.html", title=title, hx_headers=hx_headers, navigation=navigation, content=_CONTENT
     )
-    return HTMLResponse(text, status_code=status, headers=headers)
+    head, tail = text.split(_CONTENT)
+    return str(head), str(tail)
 
 
 def refused(

@@ -129,6 +129,28 @@ def filters_form(browse: Browse) -> Markup:
     return made
 
 
+# The column heads are the same for every page of one list and order: made once per
+# distinct list and order (bounded, as the forms are).
+_HEADS: OrderedDict[Hashable, Markup] = OrderedDict()
+
+
+def column_heads(browse: Browse, *, active_at: bool) -> Markup:
+    """The table's heads, each linking to the list ordered by its column."""
+    key = (_sort_key(browse), browse.encoded_filters, browse.limit, active_at)
+    found = _HEADS.get(key)
+    if found is not None:
+        _HEADS.move_to_end(key)
+        return found
+    made = billing_table.heads(
+        key[0], lambda field: browse.ordered_link(BASE, field), active_at=active_at
+    )
+    if len(browse.encoded_filters) <= KEPT_FORM_CHARS:
+        _HEADS[key] = made
+        if len(_HEADS) > FORMS_KEPT:
+            _HEADS.popitem(last=False)
+    return made
+
+
 def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> dict[str, Any]:
     limit = browse.limit
     values: dict[str, Any] = {
@@ -146,11 +168,7 @@ def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -
         values |= {
             "count": count,
             "rows": billing_table.rows(found["results"], active_at=bool(values["active_at"])),
-            "heads": billing_table.heads(
-                _sort_key(browse),
-                lambda key: browse.ordered_link(BASE, key),
-                active_at=bool(values["active_at"]),
-            ),
+            "heads": column_heads(browse, active_at=bool(values["active_at"])),
             "page": page,
             "pages": pages,
             "next": _relative(found["next"]),
