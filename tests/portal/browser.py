@@ -60,11 +60,8 @@ class Page:
         self._driver = webdriver.Chrome(options=options, service=Service(driver))
         self._driver.set_page_load_timeout(TIMEOUT)
 
-    def _after(self, act: Any) -> None:
-        """Does ``act`` and waits for the page it leads to (the old one gone, the new
-        one loaded)."""
-        old: WebElement = self._driver.find_element(By.TAG_NAME, "html")
-        act()
+    def _landed(self, old: WebElement) -> None:
+        """Waits for the page that replaces the one whose root is ``old``."""
         WebDriverWait(self._driver, TIMEOUT).until(staleness_of(old))
         WebDriverWait(self._driver, TIMEOUT).until(
             lambda d: d.execute_script("return document.readyState") == "complete"
@@ -122,29 +119,30 @@ class Page:
                 field.send_keys(value)
             return self._driver.find_element(By.CSS_SELECTOR, "main form button")
 
-        button = self._on_a_settled_page(find)
-        self._after(button.click)
+        self._click_on_a_settled_page(find)
 
     def click(self, selector: str) -> None:
-        element = self._on_a_settled_page(
-            lambda: self._driver.find_element(By.CSS_SELECTOR, selector)
-        )
-        self._after(element.click)
+        self._click_on_a_settled_page(lambda: self._driver.find_element(By.CSS_SELECTOR, selector))
 
-    def _on_a_settled_page(self, find: Callable[[], WebElement]) -> WebElement:
-        """``find()`` on the loaded page; should the page be replaced under it (a
-        redirect still landing), once more on the new one (at most three tries)."""
+    def _click_on_a_settled_page(self, find: Callable[[], WebElement]) -> None:
+        """Clicks ``find()`` on the loaded page and waits for the page it leads to.
+        Should the page be replaced under it before the click lands (a redirect still
+        landing: the element, or the page's root, is gone), all of it once more on the
+        new page, at most three tries; a click that raised never reached the page."""
         for attempt in range(3):
             self._loaded()
             try:
-                return find()
+                element = find()
+                old: WebElement = self._driver.find_element(By.TAG_NAME, "html")
+                element.click()
+                break
             except (StaleElementReferenceException, NoSuchElementException):
                 if attempt == 2:
                     raise
             except WebDriverException as exc:
                 if "does not belong to the document" not in str(exc) or attempt == 2:
                     raise
-        raise AssertionError("unreachable")
+        self._landed(old)
 
     def text(self) -> str:
         return str(self._driver.find_element(By.TAG_NAME, "body").text)
