@@ -14,8 +14,7 @@ export.py); the chart's figures come from one grouped statement (chart.py).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -35,6 +34,7 @@ from cloudadmin.iam.sign_in.credentials import PortalKind
 from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
 from cloudadmin.portal.csv_export import csv_text_download
 from cloudadmin.portal.forms import FORM, errors_of
+from cloudadmin.portal.memo import Memo
 from cloudadmin.portal.pages import fragment
 from cloudadmin.portal.sections import billing_chart, billing_results, billing_table
 from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
@@ -94,8 +94,8 @@ def _sort_key(browse: Browse) -> str:
 
 # The filter form is the same for every page and order of one set of filters (about a
 # fifth of the page's CPU when rendered each time): rendered once per distinct form.
-_FORMS: OrderedDict[Hashable, Markup] = OrderedDict()
 FORMS_KEPT = 256
+_FORMS: Memo[Markup] = Memo(FORMS_KEPT)
 KEPT_FORM_CHARS = 2_000  # what was typed, at most, in a form kept
 _NOT_IN_THE_FORM = frozenset({"ordering", "offset"})  # the order and page: not shown there
 
@@ -108,47 +108,38 @@ def filters_form(browse: Browse) -> Markup:
         tuple(form.errors.items()),
         browse.limit,
     )
-    found = _FORMS.get(key)
-    if found is not None:
-        _FORMS.move_to_end(key)
-        return found
-    made = fragment(
-        "billing/filters.html",
-        form=form,
-        browse=browse,
-        more_open=any(name in form.lists or name in form.errors for name in MORE),
-        statuses=STATUSES,
-        currencies=CURRENCY_CODES,
-        products=PRODUCT_CHOICES,
-        limits=limit_choices(browse.limit),
+    typed = sum(len(v) for values in form.lists.values() for v in values)
+    return _FORMS.get(
+        key,
+        lambda: fragment(
+            "billing/filters.html",
+            form=form,
+            browse=browse,
+            more_open=any(name in form.lists or name in form.errors for name in MORE),
+            statuses=STATUSES,
+            currencies=CURRENCY_CODES,
+            products=PRODUCT_CHOICES,
+            limits=limit_choices(browse.limit),
+        ),
+        keep=typed <= KEPT_FORM_CHARS,
     )
-    if sum(len(v) for values in form.lists.values() for v in values) <= KEPT_FORM_CHARS:
-        _FORMS[key] = made  # a long form is rendered each time: the memo stays small
-        if len(_FORMS) > FORMS_KEPT:
-            _FORMS.popitem(last=False)
-    return made
 
 
 # The column heads are the same for every page of one list and order: made once per
 # distinct list and order (bounded, as the forms are).
-_HEADS: OrderedDict[Hashable, Markup] = OrderedDict()
+_HEADS: Memo[Markup] = Memo(FORMS_KEPT)
 
 
 def column_heads(browse: Browse, *, active_at: bool) -> Markup:
     """The table's heads, each linking to the list ordered by its column."""
-    key = (_sort_key(browse), browse.encoded_filters, browse.limit, active_at)
-    found = _HEADS.get(key)
-    if found is not None:
-        _HEADS.move_to_end(key)
-        return found
-    made = billing_table.heads(
-        key[0], lambda field: browse.ordered_link(BASE, field), active_at=active_at
+    sort_key = _sort_key(browse)
+    return _HEADS.get(
+        (sort_key, browse.encoded_filters, browse.limit, active_at),
+        lambda: billing_table.heads(
+            sort_key, lambda field: browse.ordered_link(BASE, field), active_at=active_at
+        ),
+        keep=len(browse.encoded_filters) <= KEPT_FORM_CHARS,
     )
-    if len(browse.encoded_filters) <= KEPT_FORM_CHARS:
-        _HEADS[key] = made
-        if len(_HEADS) > FORMS_KEPT:
-            _HEADS.popitem(last=False)
-    return made
 
 
 def _page_values(portal: Portal, browse: Browse, found: dict[str, Any] | None) -> dict[str, Any]:
