@@ -31,17 +31,17 @@ from cloudadmin.billing.catalogue import CURRENCY_CODES, PRODUCTS, STATUSES
 from cloudadmin.db.types import utcnow
 from cloudadmin.errors import ValidationError
 from cloudadmin.iam.sign_in.credentials import PortalKind
-from cloudadmin.portal.context import PREFIX, Portal, PortalRoute, only
+from cloudadmin.portal.context import Portal, PortalRoute, only
 from cloudadmin.portal.csv_export import csv_text_download
 from cloudadmin.portal.forms import FORM, errors_of
 from cloudadmin.portal.memo import Memo
 from cloudadmin.portal.pages import fragment
 from cloudadmin.portal.sections import billing_chart, billing_results, billing_table
 from cloudadmin.portal.sections.billing_query import Browse, limit_choices, read_browse
+from cloudadmin.portal.sections.billing_results import BASE
 from cloudadmin.web.app_state import app_state
 
-router = APIRouter(prefix=f"{PREFIX}/billing", route_class=PortalRoute, include_in_schema=False)
-BASE = f"{PREFIX}/billing"
+router = APIRouter(prefix=BASE, route_class=PortalRoute, include_in_schema=False)
 
 # Operators and resellers' users (docs/access.md); a seller gets the 404 page.
 BillingPage = Annotated[Portal, Depends(only(PortalKind.operator, PortalKind.reseller))]

@@ -15,9 +15,10 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from cloudadmin.portal.context import PREFIX
 from cloudadmin.portal.sections.billing_query import Browse
 
-BASE = "/portal/billing"
+BASE = f"{PREFIX}/billing"  # the section's address (billing.py takes it from here)
 
 
 def _link(href: str, text: str, rel: str = "") -> str:
