@@ -88,9 +88,9 @@ def dialect(database_url: str) -> str:
 @pytest.fixture
 async def app(settings: Settings, database_url: str) -> AsyncIterator[object]:
     await empty_all_tables(database_url)
+    # The engine and its pooled connections are kept for the next test (tests/routed_apps.py).
     application = routed_app(create_app(settings, engine=kept_engine(settings)), settings)
     yield application
-    await app_state(application).engine.dispose()  # its connections; the engine is kept
 
 
 @pytest.fixture

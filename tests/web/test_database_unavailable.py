@@ -46,6 +46,8 @@ def broken_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def broken(broken_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    # The kept engines' connections (tests/conftest.py) have worker threads of their own.
+    earlier = set(threading.enumerate())
     app = create_app(
         Settings(database_url=broken_url, secret_key="test-secret-key", data_dir=tmp_path / "data")
     )
@@ -55,7 +57,7 @@ async def broken(broken_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncCl
     await app_state(app).engine.dispose()
     # aiosqlite's worker thread of a failed connection still reports to this loop once
     # it stops: let it, before the loop closes.
-    for thread in threading.enumerate():
+    for thread in set(threading.enumerate()) - earlier:
         if "_connection_worker_thread" in thread.name:
             await asyncio.to_thread(thread.join, 30)
 
