@@ -109,7 +109,9 @@ async def make_key(
     return f"{kid}_{secret}"
 
 
-async def make_seller(session: AsyncSession, reseller: Client, **fields: object) -> Seller:
+async def make_seller(
+    session: AsyncSession, reseller: Client, *, flush: bool = True, **fields: object
+) -> Seller:
     sid = next_id()
     seller = Seller(
         id=sid,
@@ -120,7 +122,8 @@ async def make_seller(session: AsyncSession, reseller: Client, **fields: object)
         **fields,
     )
     session.add(seller)
-    await session.flush()
+    if flush:
+        await session.flush()
     return seller
 
 
@@ -143,13 +146,16 @@ class Landscape:
     admin_user: User
 
 
+async def groups_by_id(session: AsyncSession, *ids: int) -> dict[int, Group]:
+    """The seeded groups, for make_user's ``known_groups``."""
+    found = await session.execute(select(Group).where(Group.id.in_(ids)))
+    return {g.id: g for g in found.scalars()}
+
+
 async def landscape(session: AsyncSession) -> Landscape:
     # Every record added, then one flush: a round trip per table rather than per record
     # (the ids are given, nothing waits for the database to assign one).
-    groups = {
-        g.id: g
-        for g in (await session.execute(select(Group).where(Group.id.in_((1, 2))))).scalars()
-    }
+    groups = await groups_by_id(session, 1, 2)
     ls = Landscape()
     with session.no_autoflush:
         client = functools.partial(make_client, session, flush=False)

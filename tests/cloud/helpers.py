@@ -18,7 +18,15 @@ from cloudadmin.db.models import (
     UserActionEvent,
 )
 from cloudadmin.kit.crypto import SecretBox
-from tests.factories import Landscape, landscape, make_client, make_key, make_user, next_id
+from tests.factories import (
+    Landscape,
+    groups_by_id,
+    landscape,
+    make_client,
+    make_key,
+    make_user,
+    next_id,
+)
 
 SECRET_KEY = "test-secret-key"  # conftest's Settings.secret_key
 # What the app encrypts with (app_state(app).secret_box), for rows arranged without the app.
@@ -39,31 +47,44 @@ class CloudLandscape:
     foreign_account: Client
 
 
-async def make_region(session: AsyncSession, name: str | None = None) -> int:
+async def make_region(session: AsyncSession, name: str | None = None, *, flush: bool = True) -> int:
     rid = next_id()
     session.add(Region(id=rid, name=name or f"Region {rid}"))
-    await session.flush()
+    if flush:
+        await session.flush()
     return rid
 
 
-async def make_project(session: AsyncSession, client_id: int) -> int:
+async def make_project(session: AsyncSession, client_id: int, *, flush: bool = True) -> int:
     pid = next_id()
     session.add(Project(id=pid, client_id=client_id, name=f"project {pid}"))
-    await session.flush()
+    if flush:
+        await session.flush()
     return pid
 
 
 async def cloud_landscape(session: AsyncSession) -> CloudLandscape:
     c = CloudLandscape()
     c.ls = await landscape(session)
-    c.region = await make_region(session, "Luxembourg-2")
-    c.other_region = await make_region(session, "Frankfurt")
-    c.project = await make_project(session, c.ls.client_account.id)
-    c.reseller_project = await make_project(session, c.ls.reseller_account.id)
-    c.foreign_account = await make_client(session, reseller_id=c.ls.reseller_account.id)
-    c.foreign_project = await make_project(session, c.foreign_account.id)
-    c.foreign_admin = await make_key(session, await make_user(session, c.foreign_account))
-    c.engineer = await make_key(session, await make_user(session, c.ls.client_account, groups=(5,)))
+    # Added, then written in one flush (landscape's way).
+    groups = await groups_by_id(session, 1, 5)
+    with session.no_autoflush:
+        c.region = await make_region(session, "Luxembourg-2", flush=False)
+        c.other_region = await make_region(session, "Frankfurt", flush=False)
+        c.project = await make_project(session, c.ls.client_account.id, flush=False)
+        c.reseller_project = await make_project(session, c.ls.reseller_account.id, flush=False)
+        c.foreign_account = await make_client(
+            session, reseller_id=c.ls.reseller_account.id, flush=False
+        )
+        c.foreign_project = await make_project(session, c.foreign_account.id, flush=False)
+        foreign_admin = await make_user(
+            session, c.foreign_account, flush=False, known_groups=groups
+        )
+        c.foreign_admin = await make_key(session, foreign_admin, flush=False)
+        engineer = await make_user(
+            session, c.ls.client_account, groups=(5,), flush=False, known_groups=groups
+        )
+        c.engineer = await make_key(session, engineer, flush=False)
     await session.commit()
     return c
 

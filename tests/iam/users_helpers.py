@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import ApiKey, Client, User
-from tests.factories import Landscape, auth, landscape, make_client, make_key, make_user
+from tests.factories import (
+    Landscape,
+    auth,
+    groups_by_id,
+    landscape,
+    make_client,
+    make_key,
+    make_user,
+)
 from tests.iam.accounts_helpers import fresh
 
 # The provider's User: every one of its fields is required.
@@ -62,11 +71,15 @@ async def user_of(session: AsyncSession, token: str) -> User:
 
 async def cast(session: AsyncSession) -> Cast:
     ls = await landscape(session)
-    boss = await make_user(session, ls.client_account, superuser=True)
-    gone = await make_user(session, ls.client_account, deleted=True)
-    foreign = await make_client(session, reseller_id=ls.other_reseller_account.id)
-    foreign_admin = await make_user(session, foreign)
-    foreign_key = await make_key(session, foreign_admin)
+    groups = await groups_by_id(session, 1)
+    # Added, then written in one flush (landscape's way).
+    with session.no_autoflush:
+        user = partial(make_user, session, flush=False, known_groups=groups)
+        boss = await user(ls.client_account, superuser=True)
+        gone = await user(ls.client_account, deleted=True)
+        foreign = await make_client(session, reseller_id=ls.other_reseller_account.id, flush=False)
+        foreign_admin = await user(foreign)
+        foreign_key = await make_key(session, foreign_admin, flush=False)
     await session.commit()
     return Cast(
         ls=ls,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.kit.crypto import hash_password
-from tests.factories import make_client, make_reseller, make_seller, make_user
+from tests.factories import groups_by_id, make_client, make_seller, make_user
 
 PASSWORD = "a portal user's password"
 
@@ -32,16 +33,23 @@ class People:
 
 async def arrange_people(session: AsyncSession) -> People:
     hashed = hash_password(PASSWORD)
-    operator_account = await make_client(session)
-    reseller = await make_reseller(session)
-    other = await make_reseller(session)
-    seller = await make_seller(session, reseller, activated=True, password_hash=hashed)
-    client = await make_client(session, reseller_id=reseller.id, seller_id=seller.id)
-    other_client = await make_client(session, reseller_id=other.id)
-    operator = await make_user(session, operator_account, superuser=True, password_hash=hashed)
-    reseller_user = await make_user(session, reseller, password_hash=hashed)
-    other_user = await make_user(session, other, password_hash=hashed)
-    client_user = await make_user(session, client, password_hash=hashed)
+    groups = await groups_by_id(session, 1)
+    # Added, then written in one flush (tests/factories.py, landscape).
+    with session.no_autoflush:
+        client_of = partial(make_client, session, flush=False)
+        user_of = partial(make_user, session, flush=False, known_groups=groups)
+        operator_account = await client_of()
+        reseller = await client_of(client_type="reseller")
+        other = await client_of(client_type="reseller")
+        seller = await make_seller(
+            session, reseller, activated=True, password_hash=hashed, flush=False
+        )
+        client = await client_of(reseller_id=reseller.id, seller_id=seller.id)
+        other_client = await client_of(reseller_id=other.id)
+        operator = await user_of(operator_account, superuser=True, password_hash=hashed)
+        reseller_user = await user_of(reseller, password_hash=hashed)
+        other_user = await user_of(other, password_hash=hashed)
+        client_user = await user_of(client, password_hash=hashed)
     await session.commit()
     return People(
         emails={
