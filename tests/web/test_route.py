@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx
 import pytest
 from sqlalchemy import func, select, text
@@ -87,6 +89,14 @@ async def seller_behind_a_restarted_database(
 
 
 class TestLostConnections:
+    @pytest.fixture(autouse=True)
+    async def own_pool(self, app: object) -> AsyncIterator[None]:
+        """The kept pool (tests/routed_apps.py) starts empty, as in a new process, and is
+        left empty: the test kills every connection it held."""
+        await app_state(app).engine.dispose()  # type: ignore[arg-type]
+        yield
+        await app_state(app).engine.dispose()  # type: ignore[arg-type]
+
     # The key lookup meets the dead connection on the driver path: replayed through
     # SQLAlchemy, which flags it invalidated (db/driver.py).
     @pytest.mark.driver_fallback
