@@ -18,7 +18,6 @@ from selenium.common.exceptions import (
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.wait import WebDriverWait
 
 CHROMIUM = "chromium"
@@ -45,6 +44,21 @@ def chromium_path() -> str | None:
     return found if found and shutil.which(CHROMEDRIVER) else None
 
 
+def gone(element: WebElement) -> bool:
+    """Whether ``element`` left the document: Selenium's staleness_of, which also takes
+    the error Chromium gives instead of a stale reference while the page is replaced
+    ("Node with given id does not belong to the document")."""
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
+
+
 class Page:
     """One browser session (its own cookies), as a person uses it."""
 
@@ -62,7 +76,7 @@ class Page:
 
     def _landed(self, old: WebElement) -> None:
         """Waits for the page that replaces the one whose root is ``old``."""
-        WebDriverWait(self._driver, TIMEOUT).until(staleness_of(old))
+        WebDriverWait(self._driver, TIMEOUT).until(lambda _: gone(old))
         WebDriverWait(self._driver, TIMEOUT).until(
             lambda d: d.execute_script("return document.readyState") == "complete"
         )

@@ -27,14 +27,13 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.wait import WebDriverWait
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cloudadmin.db.models import Client
 from cloudadmin.kit.crypto import hash_password
 from tests.factories import make_seller
-from tests.portal.browser import TIMEOUT, Page
+from tests.portal.browser import TIMEOUT, Page, gone
 from tests.portal.conftest import Portal, screenshot, sign_in
 from tests.portal.crawl import followable, path_of, portal_router_routes, route_of
 from tests.portal.people import PASSWORD
@@ -183,7 +182,7 @@ def refusals_in_browser(page: Page, portal: Portal, report: Report, who: str, pa
                 action,
                 TOO_LONG,
             )
-            WebDriverWait(driver, TIMEOUT).until(staleness_of(old))
+            WebDriverWait(driver, TIMEOUT).until(lambda _, old=old: gone(old))
             wait_loaded(driver)
             where = f"{who} {path_of(action)} refused"
             alert = driver.execute_script(
