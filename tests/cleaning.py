@@ -5,7 +5,7 @@ almost always empty costs next to nothing, so each test sends one batch of DELET
 Opening the connection cost more than the batch: SQLite's batch goes through the
 standard library's sqlite3 (no engine and no thread hop per statement, ~3 ms rather than
 ~25) on a connection kept for the session, PostgreSQL's through one connection kept for
-the session on an event loop of its own (a test's loop ends with the test), opened again
+the session on an event loop of its own (it serves every loop a test may run on), opened again
 when it was closed under it (a test that kills the database's connections)."""
 
 from __future__ import annotations

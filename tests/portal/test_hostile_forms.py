@@ -358,16 +358,22 @@ POST_ROUTES = [
 # The suite's sample: an operator, whose forms are the others' (the reseller's and the
 # seller's refusals of what is not theirs: test_generic_rules.py, TestTenancy), and one
 # signed out; the thorough walk: every kind.
-WALKS = [
-    *(pytest.param(False, kind, id=f"{kind}-sample") for kind in ("operator", "signed out")),
-    *(
-        pytest.param(True, kind, id=f"{kind}-every value", marks=pytest.mark.thorough)
-        for kind in ("operator", "reseller", "seller", "signed out")
-    ),
-]
+def walks(sampled_as: tuple[str, ...], kinds: tuple[str, ...]) -> list[Any]:
+    """(every, kind) parameters: the suite's sample as ``sampled_as``, every value
+    (marked thorough) as each of ``kinds``."""
+    return [
+        *(pytest.param(False, kind, id=f"{kind}-sample") for kind in sampled_as),
+        *(
+            pytest.param(True, kind, id=f"{kind}-every value", marks=pytest.mark.thorough)
+            for kind in kinds
+        ),
+    ]
 
 
-@pytest.mark.parametrize(("every", "kind"), WALKS)
+@pytest.mark.parametrize(
+    ("every", "kind"),
+    walks(("operator", "signed out"), ("operator", "reseller", "seller", "signed out")),
+)
 @pytest.mark.parametrize("route", POST_ROUTES, ids=[r.name for r in POST_ROUTES])
 async def test_a_post_route_takes_hostile_form_input(
     app: FastAPI, tenants: Tenants, kind: str, route: Route, every: bool
@@ -446,14 +452,7 @@ async def test_signing_in_never_leaves_the_portal(app: FastAPI, tenants: Tenants
 
 
 @pytest.mark.parametrize(
-    ("every", "kind"),
-    [
-        pytest.param(False, "operator", id="operator-sample"),
-        *(
-            pytest.param(True, kind, id=f"{kind}-every value", marks=pytest.mark.thorough)
-            for kind in ("operator", "reseller", "seller")
-        ),
-    ],
+    ("every", "kind"), walks(("operator",), ("operator", "reseller", "seller"))
 )
 async def test_no_page_fails_on_hostile_query_values(
     app: FastAPI, tenants: Tenants, kind: str, every: bool
