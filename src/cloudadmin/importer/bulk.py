@@ -12,8 +12,8 @@ addendums wait for the load, which commits all or nothing anyway) and:
    indexes aside (``db.dialect.set_aside_indexes``; ``KEPT_INDEXES`` stay);
 2. COPYs the validated addendums as they come, in one COPY (``db.dialect.copy_rows``);
 3. builds the indexes, adds the foreign keys back (checked by one join), stores the
-   counters of the COPYed rows (``bulk_counts.count_rows``, counted meanwhile by the
-   loader, and ``store_counts``; addendum_counts' primary key is built after its
+   counters of the COPYed rows (``bulk_counts.RowCounter``, counted by the loader batch
+   by batch as they went by, and ``store_counts``; addendum_counts' primary key is built after its
    rows), switches the triggers on and ANALYZEs.
 
 All of it runs in the load's transaction: a failure at any step leaves the table,
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, select, text
@@ -58,10 +58,8 @@ class BulkLoad:
     conn: AsyncConnection
     table: Table
     restore: list[str]
-    columns: Sequence[str] = ()
-    # The COPYed rows, kept for the counters (``finish``): for a million addendums
-    # about 350 MB beside the document the loader holds anyway.
-    batches: list[Sequence[tuple[Any, ...]]] = field(default_factory=list)
+    # The counts of the COPYed rows (``finish`` stores them), kept as they go by.
+    counter: bulk_counts.RowCounter | None = None
 
     @classmethod
     async def start(cls, conn: AsyncConnection, table: Table) -> BulkLoad | None:
@@ -85,35 +83,34 @@ class BulkLoad:
         server idle 6 s and the loader 2.8 s of a 13.3 s phase (a million addendums):
         every chunk's end was a round trip, and each side waited for the other.
         """
-        self.columns = columns
+        self.counter = bulk_counts.RowCounter(columns)
         await copy_rows(self.conn, self.table, columns, self._rows(batches))
 
     async def _rows(
         self, batches: AsyncIterable[Sequence[tuple[Any, ...]]]
     ) -> AsyncIterator[tuple[Any, ...]]:
+        assert self.counter is not None
         async for batch in batches:
-            self.batches.append(batch)
+            self.counter.add(batch)
             for row in batch:
                 yield row
 
     async def finish(self) -> None:
         """Indexes, foreign keys, counters, triggers and statistics, in that order.
 
-        The loader counts the rows it COPYed (``bulk_counts.count_rows``) in a thread
-        while the server builds the indexes, and stores the counters by COPY: the server
-        no longer sorts the million rows for the counters' GROUP BYs (3.5-4.5 s)."""
+        The loader counted the rows as it COPYed them (``bulk_counts.RowCounter``); it
+        orders the counter rows in a thread while the server builds the indexes, and
+        stores them by COPY: the server no longer sorts the million rows for the
+        counters' GROUP BYs (3.5-4.5 s)."""
         conn = self.conn
-        batches, self.batches = self.batches, []
-        counting = asyncio.ensure_future(
-            asyncio.to_thread(bulk_counts.count_rows, batches, self.columns)
-        )
+        assert self.counter is not None, "finish() after copy()"
+        counting = asyncio.ensure_future(asyncio.to_thread(self.counter.rows))
         try:
             await conn.execute(text(f"SET LOCAL maintenance_work_mem = '{INDEX_MEMORY}'"))
             for statement in self.restore:
                 await conn.execute(text(statement))
         finally:
             counted = await counting  # never left running, even when a build fails
-        del batches
         await bulk_counts.store_counts(conn, counted)
         await conn.execute(text(f'ALTER TABLE "{self.table.name}" ENABLE TRIGGER USER'))
         for name in (self.table.name, *COUNTER_TABLES):
