@@ -55,7 +55,10 @@ Flags: --rows, --accounts (the document); --seconds, --warmup, --connections, --
 (the measurement); --raw read,all,nolog|none, --obvious plain,log|none, --no-check (the
 peers); --pin SERVER_CPU,LOAD_CPU|none; --only sqlite|postgresql; --queries WORDS;
 --database-url URL, --keep (reuse a loaded database); --before SRC=URL (another tree's
-service in the same rounds, on its own copy of the database); --smoke.
+service in the same rounds, on its own copy of the database); --json FILE (the figures
+of the Markdown table, per database: its addendums, the load's seconds, the counts, and
+req/s, p50 and p99 per app, query and connection count; bench/cost_curve.py reads it);
+--smoke.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import json
 import multiprocessing
 import os
 import pickle
@@ -631,6 +635,45 @@ def report(
     print(flush=True)
 
 
+def _number(x: float) -> float | None:
+    return None if x != x else x  # nan: null in the JSON
+
+
+def summary(
+    name: str,
+    rows: int,
+    loaded: float | None,
+    targets: list[tuple[str, str]],
+    counts: dict[str, int],
+    results: dict[str, dict[tuple[str, int], list[Result]]],
+) -> dict[str, Any]:
+    """One database's run for ``--json``: the medians the Markdown table shows."""
+    return {
+        "database": name,
+        "addendums": rows,
+        "load_seconds": loaded,  # None: a database loaded before (--database-url)
+        "counts": {
+            label: counts[target.partition("?")[2]]
+            for label, target in targets
+            if target.startswith(PATH) and target.partition("?")[2] in counts
+        },
+        "points": [
+            {
+                "app": app,
+                "query": label,
+                "connections": n,
+                "req_s": _number(point.rate),
+                "p50_ms": _number(point.p50),
+                "p99_ms": _number(point.p99),
+                "errors": point.errors,
+            }
+            for app, measured in results.items()
+            for (label, n), rounds in measured.items()
+            for point in [median_point(rounds)]
+        ],
+    }
+
+
 def run_database(
     name: str,
     url: str,
@@ -638,7 +681,8 @@ def run_database(
     args: argparse.Namespace,
     pool: concurrent.futures.Executor,
     tmp: Path,
-) -> None:
+) -> dict[str, Any]:
+    loaded = None
     if document is not None:
         loaded = load(url, document, tmp)
         print(
@@ -723,6 +767,7 @@ def run_database(
     if "before" in results:
         peers.insert(0, "before")
     report(name, targets, levels, results, recorded.counts, peers)
+    return summary(name, recorded.rows, loaded, targets, recorded.counts, results)
 
 
 def main() -> None:
@@ -804,6 +849,14 @@ def main() -> None:
         "and obvious only, one database (PostgreSQL when it answers, "
         "else SQLite)",
     )
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        type=Path,
+        help="also write the figures of each database's Markdown table to FILE: "
+        "the addendums, the load's seconds (null with --database-url), the count per "
+        "query, and req/s, p50 and p99 per app, query and connection count",
+    )
     args = parser.parse_args()
     base = postgres_base_url() if args.only != "sqlite" else None
     if args.smoke:
@@ -841,44 +894,59 @@ def main() -> None:
             initargs=(args.pin[1] if args.pin else None,),
         ) as pool,
     ):
-        tmp = Path(tmpdir)
-        if args.database_url:
-            name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
-            run_database(name, args.database_url, None, args, pool, tmp)
-            return
-        document = tmp / "addendums.json"
-        t0 = time.perf_counter()
-        with open(document, "w", encoding="utf-8") as out:
-            write(args.rows, args.accounts, 1, out)
-        print(
-            f"generated {args.rows} addendums over {args.accounts} accounts in "
-            f"{time.perf_counter() - t0:.1f} s; {args.seconds:g} s per measurement, "
-            f"connections {args.connections}; load generator in its own process",
-            flush=True,
+        runs = run_databases(args, base, pool, Path(tmpdir))
+    if args.json:
+        args.json.write_text(
+            json.dumps({"cloudadmin": str(CLOUDADMIN_SRC / "cloudadmin"), "databases": runs})
+            + "\n",
+            encoding="utf-8",
         )
-        if args.only != "postgresql":
-            (tmp / "sqlite").mkdir()
-            where = Path(tempfile.mkdtemp(prefix="bench-addendums-")) if args.keep else tmp
-            sqlite_url = f"sqlite+aiosqlite:///{where}/bench.db"
-            run_database("sqlite", sqlite_url, document, args, pool, tmp / "sqlite")
-            if args.keep:
-                print(
-                    f"sqlite: kept; measure it again with --database-url {sqlite_url}", flush=True
-                )
-        if args.only == "sqlite":
-            return
-        if base is None:
-            print("postgresql: not reachable, skipped", flush=True)
-            return
-        url = asyncio.run(create_pg_database(base))
-        try:
-            (tmp / "postgresql").mkdir()
-            run_database("postgresql", url, document, args, pool, tmp / "postgresql")
-        finally:
-            if args.keep:
-                print(f"postgresql: kept; measure it again with --database-url {url}", flush=True)
-            else:
-                asyncio.run(drop_pg_database(base, url))
+
+
+def run_databases(
+    args: argparse.Namespace,
+    base: str | None,
+    pool: concurrent.futures.Executor,
+    tmp: Path,
+) -> list[dict[str, Any]]:
+    """Loads and measures each database of the run; what each returned, for ``--json``."""
+    runs: list[dict[str, Any]] = []
+    if args.database_url:
+        name = "sqlite" if args.database_url.startswith("sqlite") else "postgresql"
+        runs.append(run_database(name, args.database_url, None, args, pool, tmp))
+        return runs
+    document = tmp / "addendums.json"
+    t0 = time.perf_counter()
+    with open(document, "w", encoding="utf-8") as out:
+        write(args.rows, args.accounts, 1, out)
+    print(
+        f"generated {args.rows} addendums over {args.accounts} accounts in "
+        f"{time.perf_counter() - t0:.1f} s; {args.seconds:g} s per measurement, "
+        f"connections {args.connections}; load generator in its own process",
+        flush=True,
+    )
+    if args.only != "postgresql":
+        (tmp / "sqlite").mkdir()
+        where = Path(tempfile.mkdtemp(prefix="bench-addendums-")) if args.keep else tmp
+        sqlite_url = f"sqlite+aiosqlite:///{where}/bench.db"
+        runs.append(run_database("sqlite", sqlite_url, document, args, pool, tmp / "sqlite"))
+        if args.keep:
+            print(f"sqlite: kept; measure it again with --database-url {sqlite_url}", flush=True)
+    if args.only == "sqlite":
+        return runs
+    if base is None:
+        print("postgresql: not reachable, skipped", flush=True)
+        return runs
+    url = asyncio.run(create_pg_database(base))
+    try:
+        (tmp / "postgresql").mkdir()
+        runs.append(run_database("postgresql", url, document, args, pool, tmp / "postgresql"))
+    finally:
+        if args.keep:
+            print(f"postgresql: kept; measure it again with --database-url {url}", flush=True)
+        else:
+            asyncio.run(drop_pg_database(base, url))
+    return runs
 
 
 if __name__ == "__main__":
