@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cloudadmin.importer.document_parts import StreamedRecords
+from cloudadmin.importer.id_index import IdIndex
 from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems, from_validation_error, pointer
 from cloudadmin.importer.progress import PhaseProgress
@@ -25,7 +27,7 @@ CHUNK = 5_000
 @dataclass
 class Catalogue:
     # key -> record id -> index of the record in the document's list
-    ids: dict[str, dict[Any, int]] = field(default_factory=dict)
+    ids: dict[str, IdIndex] = field(default_factory=dict)
     accounts: dict[int, AccountInfo] = field(default_factory=dict)
     # (target key, reseller only) -> referenced id -> pointer of its first mention
     refs: dict[tuple[str, bool], dict[Any, str]] = field(default_factory=dict)
@@ -39,18 +41,27 @@ class Catalogue:
 
 def records_of(document: dict[str, Any], kind: Kind) -> list[Any]:
     """The records of ``kind`` as parsed: dicts, but a bulk load's addendums may be
-    structs (importer/fast_json.py; ``fast_json.settle`` turns them into dicts)."""
+    structs (importer/fast_json.py; ``fast_json.settle`` turns them into dicts), or
+    still in the file, read as they are needed (``StreamedRecords``, only for a bulk
+    load)."""
     return document.get(kind.key) or []
 
 
 def record_count(document: Any) -> int | None:
-    """Records in the document's lists (None when it is not an object)."""
+    """Records in the document's lists (None when it is not an object); records still
+    in the file are not counted."""
     if not isinstance(document, dict):
         return None
     return sum(len(value) for value in document.values() if isinstance(value, list))
 
 
-def chunks(items: list[Any], size: int = CHUNK) -> Iterator[tuple[int, list[Any]]]:
+def chunks(
+    items: list[Any] | StreamedRecords, size: int = CHUNK
+) -> Iterator[tuple[int, list[Any]]]:
+    """``items`` ``size`` at a time, each with the index of its first."""
+    if isinstance(items, StreamedRecords):
+        yield from items.chunks(size)
+        return
     for start in range(0, len(items), size):
         yield start, items[start : start + size]
 
@@ -79,17 +90,25 @@ def open_catalogue(document: Any, problems: Problems) -> Catalogue:
     if not isinstance(document, dict):
         problems.add("", "the document must be a JSON object")
         return catalogue
-    for key, value in document.items():
-        if key not in BY_KEY:
-            problems.add(pointer(key), "unknown key")
-        elif value is not None and not isinstance(value, list):
-            problems.add(pointer(key), "must be an array")
+    check_keys(document, problems)
     if problems:
         return catalogue
     catalogue.complete = True
     for kind in KINDS:
-        catalogue.counts[kind.key] = len(records_of(document, kind))
+        records = records_of(document, kind)
+        catalogue.counts[kind.key] = (
+            records.count if isinstance(records, StreamedRecords) else len(records)
+        )
     return catalogue
+
+
+def check_keys(document: dict[str, Any], problems: Problems) -> None:
+    """A problem at each top-level key that is unknown or not an array."""
+    for key, value in document.items():
+        if key not in BY_KEY:
+            problems.add(pointer(key), "unknown key")
+        elif value is not None and not isinstance(value, list | StreamedRecords):
+            problems.add(pointer(key), "must be an array")
 
 
 def survey_chunk(
@@ -97,7 +116,7 @@ def survey_chunk(
 ) -> list[Any]:
     """Validates the records ``start`` .. of ``kind`` into ``problems`` and notes them;
     returns the chunk's valid records (all of them when it adds no problem)."""
-    seen = catalogue.ids.setdefault(kind.key, {})
+    seen = catalogue.ids.setdefault(kind.key, IdIndex())
     valid, bad = _valid_records(kind, start, chunk, problems)
     for offset, model in valid:
         _note(catalogue, kind, start + offset, model, seen, problems)
@@ -119,24 +138,30 @@ def note_copied(
     duplicates and references. Only for a kind whose key and reference fields are
     columns of the same name, without unique or sealed values."""
     assert not kind.unique and not kind.sealed and kind.model is not ClientRecord
-    seen = catalogue.ids.setdefault(kind.key, {})
+    seen = catalogue.ids.setdefault(kind.key, IdIndex())
     key_at = columns.index(kind.identity)
-    refs = [
-        (columns.index(ref.field), ref.field,
-         catalogue.refs.setdefault((ref.target, ref.reseller_only), {}))
-        for ref in kind.refs
-    ]  # fmt: skip
-    for index, row in enumerate(rows, start):
-        ident = row[key_at]
-        if ident in seen:
-            first = pointer(kind.key, seen[ident])
-            problems.add(pointer(kind.key, index, kind.identity), f"duplicate of {first}")
+    idents = [row[key_at] for row in rows]
+    # Ids rising one by one (an export's) are noted as a run, with no look per row.
+    duplicates: set[int] = set()
+    if not seen.extend(idents, start):
+        for index, ident in enumerate(idents, start):
+            if ident in seen:
+                first = pointer(kind.key, seen[ident])
+                problems.add(pointer(kind.key, index, kind.identity), f"duplicate of {first}")
+                duplicates.add(index)
+            else:
+                seen[ident] = index
+    for ref in kind.refs:
+        at = columns.index(ref.field)
+        by_id = catalogue.refs.setdefault((ref.target, ref.reseller_only), {})
+        # A few thousand clients in a million rows: most chunks name none that is new.
+        named = {row[at] for row in rows}
+        if not any(target_id not in by_id for target_id in named if target_id is not None):
             continue
-        seen[ident] = index
-        for at, name, by_id in refs:
+        for index, row in enumerate(rows, start):
             target_id = row[at]
-            if target_id is not None and target_id not in by_id:
-                by_id[target_id] = pointer(kind.key, index, name)
+            if target_id is not None and target_id not in by_id and index not in duplicates:
+                by_id[target_id] = pointer(kind.key, index, ref.field)
 
 
 def _valid_records(
@@ -164,7 +189,7 @@ def _valid_records(
     return list(zip(good, models, strict=True)), sorted(bad)
 
 
-def _note_identity(kind: Kind, index: int, raw: Any, seen: dict[Any, int]) -> None:
+def _note_identity(kind: Kind, index: int, raw: Any, seen: IdIndex) -> None:
     """A record with a field error still defines its id, if that looks like one, so
     references to it do not add a misleading "no client with id ..." problem."""
     ident = raw.get(kind.identity) if isinstance(raw, dict) else None
@@ -183,7 +208,7 @@ def _note(
     kind: Kind,
     index: int,
     model: Any,
-    seen: dict[Any, int],
+    seen: IdIndex,
     problems: Problems,
 ) -> None:
     ident = getattr(model, kind.identity)

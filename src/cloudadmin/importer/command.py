@@ -14,9 +14,10 @@ from typing import IO, Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from cloudadmin.billing.addendums import bulk_counts
 from cloudadmin.config import Settings
 from cloudadmin.db.engine import create_engine, create_sessionmaker
-from cloudadmin.importer import fast_json
+from cloudadmin.importer import document_parts, fast_json
 from cloudadmin.importer.catalogue import record_count
 from cloudadmin.importer.loader import LoadReport, load_document
 from cloudadmin.importer.problems import LoadError, Problem
@@ -40,14 +41,21 @@ def read_source(source: str) -> str:
     return Path(source).read_text(encoding="utf-8")
 
 
-def read_document(source: str) -> Any:
+def read_document(source: str, in_parts: bool = True) -> Any:
     """The parsed document of FILE (or "-" for stdin).
 
+    A large file is read in parts where it can be (importer/document_parts.py: its
+    addendums are then read as the load needs them), unless ``in_parts`` is False.
     A file is parsed by the faster parser when it can (importer/fast_json.py);
     otherwise, and for stdin, it is read and parsed as text, so the result and
     every error message are those of ``json.loads``."""
     if source != "-":
-        document = fast_json.parse_bytes(Path(source).read_bytes())
+        path = Path(source)
+        if in_parts and path.stat().st_size >= document_parts.STREAM_BYTES:
+            streamed = document_parts.read(path, bulk_counts.BULK_THRESHOLD)
+            if streamed is not None:
+                return streamed
+        document = fast_json.parse_bytes(path.read_bytes())
         if document is not fast_json.NOT_PARSED:
             return document
     return parse_document(read_source(source))
@@ -95,6 +103,28 @@ def run_on_fast_loop(work: Coroutine[Any, Any, T]) -> T:
     return uvloop.run(work)
 
 
+def _load_file(
+    settings: Settings, source: str, progress: PhaseProgress, in_parts: bool
+) -> LoadReport:
+    progress.phase("reading", None)
+    # The parsed document is millions of long-lived objects, and parsing makes
+    # no reference cycle: the cyclic GC would scan them again and again while
+    # they are made (half the parsing time) and while the load allocates (half
+    # the time of a large load). This process owns the heap, so the GC waits
+    # for the parse, and then the document is frozen out of its reach.
+    gc.disable()
+    try:
+        document = read_document(source, in_parts)
+        gc.freeze()
+    finally:
+        gc.enable()
+    progress.advance(record_count(document) or 0)
+    try:
+        return run_on_fast_loop(load_into(settings, document, progress=progress))
+    finally:
+        gc.unfreeze()
+
+
 def run_load(
     settings: Settings, source: str, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
@@ -110,23 +140,12 @@ def run_load(
     try:
         with display or nullcontext():
             progress: PhaseProgress = display or NO_PROGRESS
-            progress.phase("reading", None)
-            # The parsed document is millions of long-lived objects, and parsing makes
-            # no reference cycle: the cyclic GC would scan them again and again while
-            # they are made (half the parsing time) and while the load allocates (half
-            # the time of a large load). This process owns the heap, so the GC waits
-            # for the parse, and then the document is frozen out of its reach.
-            gc.disable()
             try:
-                document = read_document(source)
-                gc.freeze()
-            finally:
-                gc.enable()
-            progress.advance(record_count(document) or 0)
-            try:
-                report = run_on_fast_loop(load_into(settings, document, progress=progress))
-            finally:
-                gc.unfreeze()
+                report = _load_file(settings, source, progress, in_parts=True)
+            except document_parts.Unstreamable:
+                # A part of the file could not be read after all (the transaction
+                # rolled back): read it whole.
+                report = _load_file(settings, source, progress, in_parts=False)
     except LoadError as exc:
         for line in exc.lines():
             print(f"error: {line}", file=err)

@@ -13,7 +13,7 @@ problem found later rolls back: nothing of it stays either.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,6 +25,7 @@ from cloudadmin.importer import addendum_copy, fast_json
 from cloudadmin.importer.bulk import BulkLoad
 from cloudadmin.importer.catalogue import (
     Catalogue,
+    check_keys,
     chunks,
     note_copied,
     open_catalogue,
@@ -32,6 +33,7 @@ from cloudadmin.importer.catalogue import (
     records_of,
     survey_chunk,
 )
+from cloudadmin.importer.document_parts import STREAMED_KEY, StreamedRecords
 from cloudadmin.importer.kinds import BY_KEY, KINDS, Kind
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.progress import NO_PROGRESS, PhaseProgress
@@ -70,36 +72,61 @@ async def load_document(
     is not valid: field problems, and reference problems of the records whose fields
     are valid, in one run. Nothing is written then (a bulk load's rows are taken
     back with its savepoint), even if the caller's transaction goes on.
-    """
-    problems = Problems()
-    total = record_count(document)
-    progress.phase("validating", total)
-    catalogue = open_catalogue(document, problems)
-    if not catalogue.complete:
-        problems.raise_if_any()
 
+    A document read in parts (importer/document_parts.py) is read whole here unless
+    its addendums go in by COPY; if a part cannot be read after all, ``Unstreamable``
+    propagates and the caller reads the document whole and loads it again.
+    """
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
-    load = _Load(
-        conn,
-        document,
-        catalogue,
-        problems,
-        progress,
-        RowContext(secret_box=secret_box, accounts=catalogue.accounts),
-    )
-    addendums = catalogue.counts.get("addendums", 0)
-    if not bulk_counts.deferrable(conn, addendums):
-        await load.run()
+    stream = document.get(STREAMED_KEY) if isinstance(document, dict) else None
+    if isinstance(stream, StreamedRecords):
+        if not bulk_counts.deferrable(conn, stream.count):
+            document = stream.settled()
+        else:
+            # The first parts hold enough addendums for a bulk load already.
+            async with session.begin_nested():
+                await session.connection()  # emits the SAVEPOINT before the first statement
+                bulk = await BulkLoad.start(conn, BY_KEY[STREAMED_KEY].table)
+                if bulk is None:  # the table holds rows: they are upserted
+                    document = stream.settled()
+                report = await _run(conn, document, secret_box, progress, bulk)
+            session.expire_all()
+            return report
+    catalogue_counts = _addendum_count(document)
+    if not bulk_counts.deferrable(conn, catalogue_counts):
+        report = await _run(conn, document, secret_box, progress, None)
     else:
         # A bulk load may write addendums before the last problem is found, and sets
         # the table's indexes aside: a savepoint takes all of it back on a problem.
         async with session.begin_nested():
             await session.connection()  # emits the SAVEPOINT before the first statement
-            load.bulk = await BulkLoad.start(conn, BY_KEY["addendums"].table)
-            await load.run()
+            bulk = await BulkLoad.start(conn, BY_KEY[STREAMED_KEY].table)
+            report = await _run(conn, document, secret_box, progress, bulk)
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
+    return report
+
+
+def _addendum_count(document: Any) -> int:
+    records = document.get(STREAMED_KEY) if isinstance(document, dict) else None
+    return len(records) if isinstance(records, list) else 0
+
+
+async def _run(
+    conn: AsyncConnection,
+    document: dict[str, Any],
+    secret_box: SecretBox,
+    progress: PhaseProgress,
+    bulk: BulkLoad | None,
+) -> LoadReport:
+    problems = Problems()
+    progress.phase("validating", record_count(document))
+    catalogue = open_catalogue(document, problems)
+    if not catalogue.complete:
+        problems.raise_if_any()
+    context = RowContext(secret_box=secret_box, accounts=catalogue.accounts)
+    await _Load(conn, document, catalogue, problems, progress, context, bulk).run()
     return LoadReport(dict(catalogue.counts))
 
 
@@ -126,19 +153,41 @@ class _Load:
 
     async def validate(self) -> None:
         """Pass 1: every record's fields. A bulk load also COPYs the valid addendums
-        as long as no problem has turned up (once one has, nothing is committed)."""
+        as long as no problem has turned up (once one has, nothing is committed).
+
+        Addendums read in parts from the file come with the keys that followed them
+        there; those are checked after them."""
         bulk = self.bulk
-        for kind in KINDS:
+        pending = list(KINDS)
+        while pending:
+            kind = pending.pop(0)
             records = records_of(self.document, kind)
             if bulk is not None and kind.table is bulk.table:
-                await bulk.copy(addendum_copy.COLUMNS, self.copy_rows(kind, records))
+                await bulk.copy(addendum_copy.COLUMNS, self.copy_rows(kind, chunks(records)))
+                if isinstance(records, StreamedRecords):
+                    pending += self.take_after(records, done=list(KINDS[: KINDS.index(kind)]))
                 continue
             for start, chunk in chunks(records):
                 survey_chunk(self.catalogue, kind, start, chunk, self.problems)
                 self.progress.advance(len(chunk))
 
+    def take_after(self, records: StreamedRecords, done: list[Kind]) -> list[Kind]:
+        """Puts the keys that followed the streamed records into the document; returns
+        the kinds checked already that they hold (to be checked now)."""
+        self.document[STREAMED_KEY] = []  # every record went by
+        self.document.update(records.after)
+        known = len(self.problems)
+        check_keys(records.after, self.problems)
+        if len(self.problems) > known:  # as a whole document's shape problems do
+            self.problems.raise_if_any()
+        counts = self.catalogue.counts
+        counts[STREAMED_KEY] = records.count
+        for key, value in records.after.items():
+            counts[key] = len(value or [])
+        return [kind for kind in done if kind.key in records.after]
+
     async def copy_rows(
-        self, kind: Kind, records: list[Any]
+        self, kind: Kind, parts: Iterator[tuple[int, list[Any]]]
     ) -> AsyncIterator[list[tuple[Any, ...]]]:
         """The COPY rows of a bulk load's addendums, validated and given chunk by
         chunk; none once a problem has turned up (the rest is still validated, for its
@@ -149,14 +198,12 @@ class _Load:
         models, so its problems read as they always have. The chunk's addendums may be
         structs (importer/fast_json.py), which the models see as dicts again."""
         columns = addendum_copy.COLUMNS
-        parts = chunks(records)
-        ahead = _checked_in_thread(next(parts, None))
-        while ahead is not None:
-            start, chunk, checked = ahead
-            rows = await checked
-            # The next chunk is checked in a thread while the event loop sends these
-            # rows (the server stores them meanwhile).
-            ahead = _checked_in_thread(next(parts, None))
+        ahead = _checked_in_thread(parts)
+        while (checked := await ahead) is not None:
+            start, chunk, rows = checked
+            # The next chunk is read and checked in a thread while the event loop sends
+            # these rows (the server stores them meanwhile).
+            ahead = _checked_in_thread(parts)
             if rows is not None:
                 note_copied(self.catalogue, kind, start, columns, rows, self.problems)
             else:
@@ -208,15 +255,23 @@ class _Load:
         await continue_sequences(conn, [kind.table for kind in KINDS if counts.get(kind.key)])
 
 
-_Checked = tuple[int, list[Any], "asyncio.Future[list[tuple[Any, ...]] | None]"]
+_Checked = tuple[int, list[Any], list[tuple[Any, ...]] | None]
 
 
-def _checked_in_thread(part: tuple[int, list[Any]] | None) -> _Checked | None:
-    """``part`` (a chunk and its start) with its plain check under way in a thread."""
-    if part is None:
-        return None
-    start, chunk = part
-    return start, chunk, asyncio.ensure_future(asyncio.to_thread(addendum_copy.copy_tuples, chunk))
+def _checked_in_thread(
+    parts: Iterator[tuple[int, list[Any]]],
+) -> asyncio.Future[_Checked | None]:
+    """The next of ``parts`` (a chunk and its start) and its plain check's rows, under
+    way in a thread: the chunk may be read from the file first (document_parts)."""
+
+    def next_checked() -> _Checked | None:
+        part = next(parts, None)
+        if part is None:
+            return None
+        start, chunk = part
+        return start, chunk, addendum_copy.copy_tuples(chunk)
+
+    return asyncio.ensure_future(asyncio.to_thread(next_checked))
 
 
 def _in_order(row: Row, columns: tuple[str, ...]) -> tuple[Any, ...]:

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from cloudadmin.db.models import Client
 from cloudadmin.importer.catalogue import Catalogue
+from cloudadmin.importer.id_index import IdIndex
 from cloudadmin.importer.kinds import BY_KEY, KINDS
 from cloudadmin.importer.problems import Problems
 from cloudadmin.importer.rows import AccountInfo
@@ -67,7 +68,7 @@ async def _stored_ids(conn: AsyncConnection, target: str, ids: list[Any]) -> set
 async def check_references(conn: AsyncConnection, catalogue: Catalogue, problems: Problems) -> None:
     """Adds a problem at each reference to nothing; learns stored accounts' facts."""
     for (target, reseller_only), by_id in catalogue.refs.items():
-        in_document = catalogue.ids.get(target, {})
+        in_document = catalogue.ids.get(target) or IdIndex()
         outside = [ident for ident in by_id if ident not in in_document]
         if target == "clients":
             catalogue.accounts.update(await _stored_accounts(conn, outside))
@@ -107,7 +108,7 @@ async def _check_unique(conn: AsyncConnection, catalogue: Catalogue, problems: P
     or a record the document rewrites as well (its value may change with it).
     """
     for kind in KINDS:
-        in_document = catalogue.ids.get(kind.key, {})
+        in_document = catalogue.ids.get(kind.key) or IdIndex()
         for rule in kind.unique:
             taken = catalogue.unique.get((kind.key, rule.field), {})
             expr = rule.column(kind.table)
