@@ -30,6 +30,8 @@ _SETTING = "cloudadmin.addendum_counts"
 # (migrations 0005 and 0011), which the rebuild and the recount must match.
 SHARDS = 16
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+# The counters' reseller_key: -1 for an addendum without a reseller.
+_RESELLER_KEY: dict[Any, int] = {None: -1}
 
 
 def deferrable(conn: AsyncConnection, addendums: int) -> bool:
@@ -109,8 +111,9 @@ class RowCounter:
             at[name] for name in ("id", "client_id", "reseller_id", "status", "product_id")
         )
         self._created_at = at["created_at"]
-        # (client_id, reseller_id or None, status, product_id, shard) -> n
+        # (client_id, reseller_key, status, product_id, shard) -> n
         self._counts: Counter[tuple[Any, ...]] = Counter()
+        self._same: dict[Any, Any] = {}
         # (day, shard) -> [n, min_id, max_id]
         self._days: dict[tuple[int, int], list[int]] = {}
 
@@ -118,11 +121,17 @@ class RowCounter:
         ident_at, client_at, reseller_at, status_at, product_at = self._at
         ids = [row[ident_at] for row in batch]
         shards = [ident % SHARDS for ident in ids]
+        # One object for each status in the keys, not one per key (ten million addendums
+        # make 5.4 million keys). Client ids are not made one: looking each up cost 0.3 µs
+        # a row, the processor's caches missing the old objects.
+        same = self._same.setdefault
+        resellers = [row[reseller_at] for row in batch]
+        statuses = [row[status_at] for row in batch]
         self._counts.update(
             zip(
                 [row[client_at] for row in batch],
-                [row[reseller_at] for row in batch],
-                [row[status_at] for row in batch],
+                map(_RESELLER_KEY.get, resellers, resellers),
+                map(same, statuses, statuses),
                 [row[product_at] for row in batch],
                 shards,
                 strict=True,
@@ -151,19 +160,20 @@ class RowCounter:
                 day[2] = max(day[2], high[key])
 
     def rows(self) -> CounterRows:
+        # The keys' order, client by client (a few dozen keys each), with no new key.
+        counted = self._counts
         by_client: dict[int, list[tuple[Any, ...]]] = {}
-        for (client_id, reseller, status, product_id, shard), n in self._counts.items():
-            key = (-1 if reseller is None else reseller, status, product_id, shard, n)
-            found = by_client.get(client_id)
+        for key in counted:
+            found = by_client.get(key[0])
             if found is None:
-                by_client[client_id] = [key]
+                by_client[key[0]] = [key]
             else:
                 found.append(key)
-        counts = [
-            (client_id, *key)
-            for client_id in sorted(by_client)
-            for key in sorted(by_client[client_id])
-        ]
+        counts: list[tuple[Any, ...]] = []
+        for client_id in sorted(by_client):
+            keys = by_client.pop(client_id)
+            keys.sort()
+            counts.extend([(*key, counted[key]) for key in keys])
         totals: dict[tuple[Any, ...], int] = {}
         for _client_id, _reseller, status, product_id, shard, n in counts:
             totals[status, product_id, shard] = totals.get((status, product_id, shard), 0) + n
