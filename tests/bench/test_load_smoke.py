@@ -27,3 +27,4 @@ def test_bench_load_smoke() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "postgresql: counters exact" in done.stdout, done.stdout
     assert "ratio load / COPY" in done.stdout, done.stdout
+    assert "peak memory" in done.stdout, done.stdout
