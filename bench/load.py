@@ -16,7 +16,7 @@
     .venv/bin/python bench/load.py --rows 200000
     .venv/bin/python bench/load.py --rows 10000000 --accounts 100000
     .venv/bin/python bench/load.py --rows 10000000 --accounts 100000 \
-        --document /tmp/ten-million.json            # written once, loaded again
+        --document ten-million.json                 # written once, loaded again
     .venv/bin/python bench/load.py --smoke          # seconds; used by CI
 
 ``--document`` keeps the load document in that file: written when it does not exist,
