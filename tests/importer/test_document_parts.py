@@ -123,6 +123,8 @@ class TestReadingInParts:
             '["addendums"]',
             '{"addendums": [{"a": NaN}]}',
             '\ufeff{"addendums": []}',
+            "",
+            "   ",
         ],
     )
     def test_what_it_cannot_read_it_leaves_to_the_whole_reading(

@@ -68,7 +68,10 @@ def read(path: Path, at_least: int) -> dict[str, Any] | None:
     """The document at ``path`` with its addendums as ``StreamedRecords`` once their
     array holds ``at_least`` records (fewer: the document as fast_json parses it, all
     lists); None when it must be read whole."""
-    text = _Mapped(path)
+    try:
+        text = _Mapped(path)
+    except ValueError:  # an empty file cannot be mapped
+        return None
     try:
         document = text.open_object()
         while (key := text.next_key(document)) is not None:
