@@ -37,8 +37,8 @@ def copied(monkeypatch: pytest.MonkeyPatch, dialect: str) -> list[int]:
     async def counted(self: BulkLoad, columns: Any, rows: Any) -> None:
         sizes.append(0)
 
-        async def counting() -> Any:
-            async for batch in rows:
+        def counting() -> Any:
+            for batch in rows:
                 sizes[-1] += len(batch)
                 yield batch
 

@@ -24,7 +24,7 @@ holds rows, fewer addendums than ``BULK_THRESHOLD``) writes as before.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +73,7 @@ class BulkLoad:
         return cls(conn, table, await set_aside_indexes(conn, table, KEPT_INDEXES))
 
     async def copy(
-        self, columns: Sequence[str], batches: AsyncIterable[Sequence[tuple[Any, ...]]]
+        self, columns: Sequence[str], batches: Iterable[Sequence[tuple[Any, ...]]]
     ) -> None:
         """COPYs the rows of ``batches`` (tuples of ``columns``) as they come, in one
         COPY statement.
@@ -86,14 +86,11 @@ class BulkLoad:
         self.counter = bulk_counts.RowCounter(columns)
         await copy_rows(self.conn, self.table, columns, self._rows(batches))
 
-    async def _rows(
-        self, batches: AsyncIterable[Sequence[tuple[Any, ...]]]
-    ) -> AsyncIterator[tuple[Any, ...]]:
+    def _rows(self, batches: Iterable[Sequence[tuple[Any, ...]]]) -> Iterator[tuple[Any, ...]]:
         assert self.counter is not None
-        async for batch in batches:
+        for batch in batches:
             self.counter.add(batch)
-            for row in batch:
-                yield row
+            yield from batch
 
     async def finish(self) -> None:
         """Indexes, foreign keys, counters, triggers and statistics, in that order.
