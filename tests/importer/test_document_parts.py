@@ -94,6 +94,17 @@ class TestReadingInParts:
         assert given is not None and isinstance(given["addendums"], list)
         assert msgspec.to_builtins(given, builtin_types=(Decimal,)) == parsed(path.read_text())
 
+    def test_a_document_read_whole_after_all_holds_one_kind_of_record(self, tmp_path: Path) -> None:
+        """Fewer addendums than a bulk load needs: the parts become one list, all
+        dicts as soon as one part was not plainly shaped (the models read dicts)."""
+        doc = document(1, 100)
+        doc["addendums"][60]["status"] = "lost"
+        path = written(tmp_path, doc)
+        given = document_parts.read(path, 1_000)
+        assert given is not None
+        assert {type(record) for record in given["addendums"]} == {dict}
+        assert given == parsed(path.read_text())
+
     def test_a_cut_inside_a_string_is_passed_over(self, tmp_path: Path) -> None:
         doc = reordered(document(1, 100), "addendums")
         for i in range(0, 100, 9):
@@ -203,6 +214,35 @@ class TestLoadingInParts:
         assert "addendums 300" in out and "clients 2" in out
         assert sum(copied) == 300
         assert await state(session) == upserted
+        await counters_match_rows(session)
+
+    async def test_into_a_table_that_holds_addendums_it_upserts(
+        self,
+        settings: Settings,
+        session: AsyncSession,
+        copied: list[int],
+        tmp_path: Path,
+    ) -> None:
+        """The second load of the same file finds the table full: no COPY, the parts
+        read into one list and upserted, the rows and counters as they were."""
+        doc = command_document(300)
+        doc["addendums"][150]["status"] = "paused"  # a part given as plain values
+        doc["addendums"][150]["plan"]["name"] = {"not": "a text"}
+        path = written(tmp_path, doc)
+        assert (await load_file(settings, path))[0] == 1
+        doc["addendums"][150]["plan"]["name"] = "Fixed"
+        path = written(tmp_path, doc)
+        assert (await load_file(settings, path))[:3:2] == (0, "")
+        async with session.begin():
+            first = await state(session)
+        code, out, err = await load_file(settings, path)
+        assert (code, err) == (0, "")
+        assert "addendums 300" in out
+        # The first stopped at the problem and was taken back, the second COPYed all,
+        # the third none.
+        assert len(copied) == 2 and copied[0] < 300 and copied[1] == 300
+        async with session.begin():
+            assert await state(session) == first
         await counters_match_rows(session)
 
     async def test_problems_read_as_in_a_whole_load(

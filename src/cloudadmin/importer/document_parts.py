@@ -122,8 +122,16 @@ class StreamedRecords:
             start += len(part)
 
     def settled(self) -> dict[str, Any]:
-        """The whole document with the addendums as one list (in memory)."""
-        records = [record for part in self._all_parts() for record in part]
+        """The whole document with the addendums as one list (in memory): structs when
+        every part was plainly shaped, else dicts throughout, as a whole document's
+        parse gives them (the loader looks at the first record to tell)."""
+        parts = list(self._all_parts())
+        if not all(type(part[0]) is AddendumJson for part in parts if part):
+            parts = [
+                msgspec.to_builtins(part) if part and type(part[0]) is AddendumJson else part
+                for part in parts
+            ]
+        records = [record for part in parts for record in part]
         self._document[STREAMED_KEY] = records
         self._document.update(self.after)
         return self._document
