@@ -265,7 +265,7 @@ class TestBulkLoad:
         copied: list[int],
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """The loader counts the COPYed rows itself (bulk_counts.count_rows): a day's id
+        """The loader counts the COPYed rows itself (bulk_counts.RowCounter): a day's id
         bounds hold however the ids arrive."""
         doc = document(1, 300)
         random.Random(5).shuffle(doc["addendums"])
@@ -282,7 +282,7 @@ class TestBulkLoad:
         self, app: FastAPI, session: AsyncSession, box: SecretBox, copied: list[int]
     ) -> None:
         """addendum_counts' rows lie in the order of its key (bulk_counts.rebuild_counts
-        says why; count_rows gives them so), and the key it was built without is back."""
+        says why; RowCounter gives them so), and the key it was built without is back."""
         async with session.begin():
             await load_document(session, document(1, 300), box)
         key = "client_id, reseller_key, status, product_id, shard"

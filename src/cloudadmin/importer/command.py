@@ -113,16 +113,13 @@ def _load_file(
     # took half the time of parsing a whole document, and 88 s of 126 s loading ten
     # million addendums read in parts (2.4 s of 10.5 s for a million), its full
     # collections walking the growing counters each time. This process owns the heap:
-    # the collector is off for the load, and the parsed document frozen out of its
-    # reach afterwards.
+    # the collector is off for the load.
     gc.disable()
     try:
         document = read_document(source, in_parts)
-        gc.freeze()
         progress.advance(record_count(document) or 0)
         return run_on_fast_loop(load_into(settings, document, progress=progress))
     finally:
-        gc.unfreeze()
         gc.enable()
 
 

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import msgspec
 
+from cloudadmin.importer import fast_json
 from cloudadmin.importer.addendum_copy import AddendumJson
 
 STREAMED_KEY: Final = "addendums"
@@ -56,7 +57,6 @@ _CUT = re.compile(rb"\}" + _WS + rb"," + _WS + rb"\{")
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 _TYPED_PART = msgspec.json.Decoder(list[AddendumJson], float_hook=Decimal)
-_UNTYPED = msgspec.json.Decoder(float_hook=Decimal)
 _SKIPPED = msgspec.json.Decoder(msgspec.Raw)
 
 
@@ -127,10 +127,7 @@ class StreamedRecords:
         parse gives them (the loader looks at the first record to tell)."""
         parts = list(self._all_parts())
         if not all(type(part[0]) is AddendumJson for part in parts if part):
-            parts = [
-                msgspec.to_builtins(part) if part and type(part[0]) is AddendumJson else part
-                for part in parts
-            ]
+            parts = [fast_json.plain(part) for part in parts]
         records = [record for part in parts for record in part]
         self._document[STREAMED_KEY] = records
         self._document.update(self.after)
@@ -234,8 +231,8 @@ class _Mapped:
         """The value at the position, decoded whole."""
         end = self._value_end(self.pos)
         try:
-            value = _UNTYPED.decode(self.view[self.pos : end])
-        except _REJECTED:
+            value = fast_json.UNTYPED.decode(self.view[self.pos : end])
+        except fast_json.REJECTED:
             raise Unstreamable from None
         self.pos = end
         return value
@@ -285,7 +282,7 @@ class _Mapped:
         body = self.view[start:stop]
         try:
             part = _decode(b"".join((b"[", body, b"]")))
-        except _REJECTED:
+        except fast_json.REJECTED:
             pass
         else:
             self.pos = stop
@@ -301,7 +298,7 @@ class _Mapped:
             return None
         try:
             part = _decode(opened[:end])
-        except _REJECTED:
+        except fast_json.REJECTED:
             raise Unstreamable from None
         self.pos = start + end - 1
         self._array = "after"
@@ -312,10 +309,6 @@ class _Mapped:
         if released - self._released >= _RELEASE:
             self.map.madvise(mmap.MADV_DONTNEED, 0, released)
             self._released = released
-
-
-# msgspec's decode and validation errors; invalid UTF-8; nesting too deep.
-_REJECTED = (msgspec.MsgspecError, ValueError, RecursionError)
 
 
 def _trailing(data: Any) -> int | None:
@@ -337,5 +330,5 @@ def _decode(data: bytes) -> list[Any]:
     try:
         part: list[Any] = _TYPED_PART.decode(data)
     except msgspec.ValidationError:
-        part = _UNTYPED.decode(data)
+        part = fast_json.UNTYPED.decode(data)
     return part

@@ -30,12 +30,12 @@ import msgspec
 from cloudadmin.importer.addendum_copy import AddendumJson
 
 NOT_PARSED: Final = object()
-_UNTYPED = msgspec.json.Decoder(float_hook=Decimal)
+UNTYPED = msgspec.json.Decoder(float_hook=Decimal)
 # The key whose records may come back as structs.
 TYPED_KEY: Final = "addendums"
 # msgspec's decode and validation errors; invalid UTF-8 (UnicodeDecodeError); nesting
 # deeper than the interpreter's recursion limit.
-_REJECTED = (msgspec.MsgspecError, ValueError, RecursionError)
+REJECTED = (msgspec.MsgspecError, ValueError, RecursionError)
 
 
 @cache
@@ -58,7 +58,7 @@ def parse_bytes(data: bytes) -> Any:
     ``plain``), or ``NOT_PARSED`` when the caller must ask ``json.loads``."""
     try:
         document = _typed().decode(data)
-    except _REJECTED:
+    except REJECTED:
         pass
     else:
         return {
@@ -67,8 +67,8 @@ def parse_bytes(data: bytes) -> Any:
             if (value := getattr(document, name)) is not msgspec.UNSET
         }
     try:
-        return _UNTYPED.decode(data)
-    except _REJECTED:
+        return UNTYPED.decode(data)
+    except REJECTED:
         return NOT_PARSED
 
 

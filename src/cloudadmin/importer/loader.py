@@ -79,21 +79,13 @@ async def load_document(
     await session.flush()  # pending ORM changes must be visible to the checks
     conn = await session.connection()
     stream = document.get(STREAMED_KEY) if isinstance(document, dict) else None
-    if isinstance(stream, StreamedRecords):
-        if not bulk_counts.deferrable(conn, stream.count):
-            document = stream.settled()
-        else:
-            # The first parts hold enough addendums for a bulk load already.
-            async with session.begin_nested():
-                await session.connection()  # emits the SAVEPOINT before the first statement
-                bulk = await BulkLoad.start(conn, BY_KEY[STREAMED_KEY].table)
-                if bulk is None:  # the table holds rows: they are upserted
-                    document = stream.settled()
-                report = await _run(conn, document, secret_box, progress, bulk)
-            session.expire_all()
-            return report
-    catalogue_counts = _addendum_count(document)
-    if not bulk_counts.deferrable(conn, catalogue_counts):
+    if not isinstance(stream, StreamedRecords):
+        stream = None
+    elif not bulk_counts.deferrable(conn, stream.count):
+        document, stream = stream.settled(), None
+    # A document read in parts holds enough addendums for a bulk load in its first parts.
+    addendums = stream.count if stream is not None else _addendum_count(document)
+    if not bulk_counts.deferrable(conn, addendums):
         report = await _run(conn, document, secret_box, progress, None)
     else:
         # A bulk load may write addendums before the last problem is found, and sets
@@ -101,6 +93,8 @@ async def load_document(
         async with session.begin_nested():
             await session.connection()  # emits the SAVEPOINT before the first statement
             bulk = await BulkLoad.start(conn, BY_KEY[STREAMED_KEY].table)
+            if bulk is None and stream is not None:  # the table holds rows: upserted
+                document = stream.settled()
             report = await _run(conn, document, secret_box, progress, bulk)
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()

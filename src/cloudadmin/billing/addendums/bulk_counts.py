@@ -10,7 +10,7 @@ its row triggers, which cost it little.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -189,14 +189,6 @@ def _day(t: datetime) -> int:
     if t.tzinfo is UTC:
         return t.toordinal() - _EPOCH_ORDINAL
     return day_number(t)
-
-
-def count_rows(batches: Iterable[Sequence[Sequence[Any]]], columns: Sequence[str]) -> CounterRows:
-    """The counter rows of the addendums ``batches`` holds (rows of ``columns``)."""
-    counter = RowCounter(columns)
-    for batch in batches:
-        counter.add(batch)
-    return counter.rows()
 
 
 async def store_counts(conn: AsyncConnection, counted: CounterRows) -> None:
