@@ -6,13 +6,11 @@ ratios."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.scripts import run_bench
+
 LABELS = (
     "/healthz",
     "no filter",
@@ -30,14 +28,7 @@ LABELS = (
 @pytest.mark.slow
 @pytest.mark.heavy  # a load generator: not beside a timing test
 def test_bench_addendums_http_smoke() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "addendums.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = run_bench("addendums.py", "--smoke", timeout=400)
     postgres = "postgresql: " in out
     assert "req/s" in out and "raw read" in out and "ERRORS" not in out
     if postgres:

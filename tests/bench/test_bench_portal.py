@@ -6,13 +6,12 @@ prints the table, the first page's p50, the CSV's rows/s and the peak RSS."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.scripts import BENCH, run_bench
+
 sys.path.insert(0, str(BENCH))
 from bench_portal import PAGES  # noqa: E402
 
@@ -22,14 +21,7 @@ NUMBER = r"[\d.]+"
 @pytest.mark.slow
 @pytest.mark.heavy  # a load generator: not beside a timing test
 def test_bench_portal_smoke() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "bench_portal.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    out = done.stdout
+    out = run_bench("bench_portal.py", "--smoke", timeout=400)
     assert "ERRORS" not in out, out
     rows = {
         cells[0]: cells

@@ -5,15 +5,11 @@ and one table with a column group per size."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.bench.scripts import run_bench
 from tests.databases import postgres_base_url
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.slow
@@ -21,14 +17,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 def test_bench_cost_curve_smoke() -> None:
     if postgres_base_url() is None:
         pytest.skip("PostgreSQL is not reachable")
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "cost_curve.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = run_bench("cost_curve.py", "--smoke", timeout=600)
     assert "ERRORS" not in out, out
     # The curve's table comes after bench/addendums.py's own tables, streamed before it.
     lines = out.splitlines()

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.bench.scripts import run_bench
 from tests.events.conftest import _rabbit_answers
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.slow
@@ -26,14 +22,7 @@ def test_bench_idle_cpu_smoke() -> None:
                 pytrace=False,
             )
         pytest.skip("RabbitMQ is not reachable on 127.0.0.1:5672")
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "idle_cpu.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    out = done.stdout
+    out = run_bench("idle_cpu.py", "--smoke", timeout=300)
     for state in ("on ", "off"):
         assert re.search(rf"sqlite +dispatcher {state}: idle CPU +[\d.]+ %", out), out
     assert re.search(r"sqlite +one event, commit -> queue: median \d+ ms", out), out
