@@ -25,7 +25,7 @@ URL is configuration (config.py, startup.py).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import ColumnElement, Table, func, insert, literal_column, select, text, true
 from sqlalchemy.dialects import postgresql, sqlite
@@ -161,6 +161,18 @@ async def copy_rows(
     driver: Any = raw.driver_connection
     await driver.copy_records_to_table(
         table.name, columns=list(columns), records=records, schema_name=table.schema
+    )
+
+
+async def copy_text(
+    conn: AsyncConnection, table: Table, columns: Sequence[str], source: BinaryIO
+) -> None:
+    """``COPY table (columns) FROM STDIN`` of ``source``, a file of COPY's text format,
+    read by the server as it comes (PostgreSQL; as ``copy_rows``)."""
+    raw = await conn.get_raw_connection()
+    driver: Any = raw.driver_connection
+    await driver.copy_to_table(
+        table.name, source=source, columns=list(columns), schema_name=table.schema, format="text"
     )
 
 

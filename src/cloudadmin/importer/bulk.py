@@ -114,5 +114,12 @@ class BulkLoad:
             await conn.execute(text(f'ANALYZE "{name}"'))
 
 
+    def close(self) -> None:
+        """Removes the counter's temporary files; the load's owner calls it, however the
+        load ended."""
+        if self.counter is not None:
+            self.counter.close()
+
+
 async def _empty(conn: AsyncConnection, table: Table) -> bool:
     return (await conn.execute(select(1).select_from(table).limit(1))).first() is None

@@ -95,7 +95,11 @@ async def load_document(
             bulk = await BulkLoad.start(conn, BY_KEY[STREAMED_KEY].table)
             if bulk is None and stream is not None:  # the table holds rows: upserted
                 document = stream.settled()
-            report = await _run(conn, document, secret_box, progress, bulk)
+            try:
+                report = await _run(conn, document, secret_box, progress, bulk)
+            finally:
+                if bulk is not None:
+                    bulk.close()
     # Rows were written past the ORM; objects the session holds may be stale.
     session.expire_all()
     return report
