@@ -113,7 +113,6 @@ class BulkLoad:
         for name in (self.table.name, *COUNTER_TABLES):
             await conn.execute(text(f'ANALYZE "{name}"'))
 
-
     def close(self) -> None:
         """Removes the counter's temporary files; the load's owner calls it, however the
         load ended."""
