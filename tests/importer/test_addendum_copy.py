@@ -11,10 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 from cloudadmin.importer import addendum_copy, fast_json
+from cloudadmin.importer.fields import _instant
 from cloudadmin.importer.kinds import BY_KEY
 from cloudadmin.importer.rows import RowContext
 from cloudadmin.kit.crypto import SecretBox
@@ -232,3 +237,39 @@ def test_random_damage_is_never_taken(form: str) -> None:
             assert expected is not None, record
             assert same_row(got[0], expected[0]), record
     assert taken  # some edits are valid (payer_id 5, reseller_id None, ...)
+
+
+PLAIN_INSTANTS = st.one_of(
+    st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", fullmatch=True),
+    st.datetimes().map(lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(PLAIN_INSTANTS, min_size=1, max_size=5))
+def test_instants_read_in_one_call_are_the_models_instants(texts: list[str]) -> None:
+    """A chunk's instants spelled as an export spells them are read by msgspec in one
+    call: each is the models' instant (tzinfo UTC), or the chunk goes to the models."""
+    try:
+        expected = [_instant(text) for text in texts]
+    except PydanticCustomError:
+        expected = None
+    try:
+        read = addendum_copy._instants(list(texts))
+    except addendum_copy._REFUSALS:
+        read = None
+    if expected is None:
+        assert read is None
+    elif read is not None:
+        assert read == expected and all(
+            t.tzinfo is x.tzinfo for t, x in zip(read, expected, strict=True)
+        )
+
+
+def test_instants_of_a_chunk_keep_their_places_among_nulls() -> None:
+    values = [None, "2025-01-01T00:00:00Z", msgspec.UNSET, "2025-01-01 00:00:00Z"]
+    read = addendum_copy._instants(values)
+    assert read[0] is None and read[2] is None
+    assert read[1] == read[3] == _instant("2025-01-01T00:00:00Z")
+    values[3] = "2025-01-02T00:00:00Z"
+    assert addendum_copy._instants(values)[3] == _instant("2025-01-02T00:00:00Z")
