@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from email_validator import EmailNotValidError, validate_email
+from email_validator.rfc_constants import ATEXT, EMAIL_MAX_LENGTH
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
@@ -38,9 +39,7 @@ def _email(value: str) -> str:
 # ASCII keeps its length through email_validator's normalization). That is what
 # email_validator itself checks for such an address, so the verdict is its verdict
 # (tests/importer/test_email_field.py holds the two together).
-_ATEXT = r"[a-zA-Z0-9_!#$%&'*+/=?^`{|}~-]+"
-_PLAIN_ADDRESS = re.compile(rf"{_ATEXT}(?:\.{_ATEXT})*@([A-Za-z0-9.-]+)").fullmatch
-_EMAIL_MAX_LENGTH = 254
+_PLAIN_ADDRESS = re.compile(rf"[{ATEXT}]+(?:\.[{ATEXT}]+)*@([A-Za-z0-9.-]+)").fullmatch
 
 
 def _valid_email(value: str) -> bool:
@@ -51,7 +50,7 @@ def _valid_email(value: str) -> bool:
     plain = _PLAIN_ADDRESS(value)
     if plain is None:
         return _checked_email(value)
-    return len(value) <= _EMAIL_MAX_LENGTH and _valid_domain(plain[1])
+    return len(value) <= EMAIL_MAX_LENGTH and _valid_domain(plain[1])
 
 
 @lru_cache(maxsize=1 << 14)
